@@ -3,6 +3,8 @@
 // the identity every later stage sees.
 package auth
 
+import "context"
+
 // User is an authenticated identity, shaped like Kubernetes' user.Info.
 type User interface {
 	GetName() string
@@ -33,3 +35,16 @@ const (
 	GroupUnauthenticated = "system:unauthenticated"
 	UserAnonymous        = "system:anonymous"
 )
+
+type userKey struct{}
+
+// WithUser returns a context carrying the request's user.
+func WithUser(ctx context.Context, u User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserFrom returns the request's user, nil if none.
+func UserFrom(ctx context.Context) User {
+	u, _ := ctx.Value(userKey{}).(User)
+	return u
+}

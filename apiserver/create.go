@@ -1,0 +1,134 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/storage"
+)
+
+// maxGenerateNameAttempts bounds retries when a generated name collides.
+const maxGenerateNameAttempts = 8
+
+// create serves POST of a new object: decode, mutating admission, server
+// fields, validation, validating admission, store — and 201 with the
+// stored object.
+func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	if res.Resource == "bindings" {
+		return s.createBinding(w, r, info, "")
+	}
+	t, err := s.negotiate(r)
+	if err != nil {
+		return err
+	}
+	dry, err := isDryRun(r)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	obj, err := s.decodeBody(w, r, body, res.GroupVersionKind(), res.New())
+	if err != nil {
+		return err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if err := checkNamespace(res, m, info.Namespace); err != nil {
+		return err
+	}
+	if m.GetResourceVersion() != "" {
+		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	for attempt := 0; ; attempt++ {
+		try := obj.DeepCopyObject()
+		tm, _ := meta.Accessor(try)
+		if generated {
+			tm.SetName(tm.GetGenerateName() + utilrand.String(5))
+		}
+		out, err := s.createObject(r.Context(), res, info.Namespace, try, dry)
+		if generated && attempt < maxGenerateNameAttempts && apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		return s.respond(w, r, http.StatusCreated, t, res, out)
+	}
+}
+
+// checkNamespace makes the object's namespace agree with the URL's.
+func checkNamespace(res *Resource, m metav1.Object, urlNamespace string) error {
+	if !res.Namespaced {
+		m.SetNamespace("")
+		return nil
+	}
+	if ns := m.GetNamespace(); ns != "" && ns != urlNamespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	m.SetNamespace(urlNamespace)
+	return nil
+}
+
+// createObject runs admission and validation on obj and stores it.
+func (s *Server) createObject(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	m, _ := meta.Accessor(obj)
+	info := requestInfo{Verb: "create", GroupVersion: res.GroupVersion, Resource: res.Resource, Namespace: namespace, Name: m.GetName()}
+	a := attributes(admission.Create, res, info, obj, nil, dry)
+	err := s.admit(ctx, a, func() error {
+		s.prepareForCreate(res, obj)
+		return s.validateCreate(res, obj)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if dry {
+		return obj, nil
+	}
+	out, err := s.store.Create(ctx, key(res, namespace, m.GetName()), obj)
+	if err != nil {
+		return nil, storageError(err, res.GroupResource(), m.GetName())
+	}
+	s.afterCreate(ctx, res, out)
+	return out, nil
+}
+
+// afterCreate gives a new namespace its default service account at once,
+// so pods can be created right after their namespace (the service account
+// controller keeps it there afterwards).
+func (s *Server) afterCreate(ctx context.Context, res *Resource, obj runtime.Object) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return
+	}
+	if err := s.ensureServiceAccount(ctx, ns.Name, "default"); err != nil {
+		s.log.Warn("creating default service account", "namespace", ns.Name, "err", err)
+	}
+}
+
+// ensureServiceAccount creates a service account unless it exists.
+func (s *Server) ensureServiceAccount(ctx context.Context, namespace, name string) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	res := &Resource{GroupVersion: gvCore, Resource: "serviceaccounts"}
+	s.prepareForCreate(res, sa)
+	_, err := s.store.Create(ctx, storage.Key(schema.GroupResource{Resource: "serviceaccounts"}, namespace, name), sa)
+	if err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("service account %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+// Package apiserver is step 1 of the birth sequence: the Kubernetes-compatible
+// REST front door that kubectl and client-go talk to.
+//
+// A request flows: filters (panic recovery, in-flight limit, body cap,
+// metrics) → routing (/api, /apis, discovery, /openapi, /version, health) →
+// the generic REST handlers (get, list, watch, create, update, patch, delete,
+// deletecollection and the status, scale, binding and finalize subresources)
+// → admission (apiserver/admission: mutators, the object's validation,
+// validators) → storage (apiserver/storage), whose watch feeds every
+// component downstream: the scheduler, the kubelets and the controllers.
+//
+// Objects are the versioned k8s.io/api types throughout — there is no
+// internal version — encoded with apimachinery's JSON, YAML and protobuf
+// serializers, so unmodified kubectl and client-go work against it.
+package apiserver

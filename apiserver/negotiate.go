@@ -1,0 +1,256 @@
+package apiserver
+
+import (
+	"bytes"
+	"fmt"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/podkit/podkit/apiserver/defaults"
+)
+
+// Alternative representations a client may ask for with the as= parameter.
+const (
+	asTable       = "Table"
+	asPartial     = "PartialObjectMetadata"
+	asPartialList = "PartialObjectMetadataList"
+)
+
+// target is the negotiated response representation.
+type target struct {
+	info runtime.SerializerInfo
+	as   string // "", asTable, asPartial, asPartialList
+}
+
+// contentType returns the Content-Type header for the target.
+func (t target) contentType() string {
+	if t.as == "" {
+		return t.info.MediaType
+	}
+	return t.info.MediaType + ";as=" + t.as + ";v=v1;g=meta.k8s.io"
+}
+
+type acceptItem struct {
+	mediaType string
+	params    map[string]string
+	q         float64
+}
+
+// parseAccept returns the Accept header's items, most preferred first.
+func parseAccept(header string) []acceptItem {
+	var items []acceptItem
+	for _, part := range strings.Split(header, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if s, ok := params["q"]; ok {
+			if v, err := strconv.ParseFloat(s, 64); err == nil {
+				q = v
+			}
+		}
+		if q <= 0 {
+			continue
+		}
+		items = append(items, acceptItem{mediaType: mt, params: params, q: q})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].q > items[j].q })
+	return items
+}
+
+// negotiate picks the response representation from the Accept header.
+// allowAs lists which as= alternatives the endpoint can produce.
+func (s *Server) negotiate(r *http.Request, allowAs ...string) (target, error) {
+	header := r.Header.Get("Accept")
+	if header == "" {
+		return target{info: s.jsonInfo}, nil
+	}
+	for _, item := range parseAccept(header) {
+		info, ok := s.serializerFor(item.mediaType)
+		if !ok {
+			continue
+		}
+		as := item.params["as"]
+		if as != "" {
+			if item.params["g"] != "meta.k8s.io" || (item.params["v"] != "v1" && item.params["v"] != "v1beta1") || !contains(allowAs, as) {
+				continue
+			}
+			if as == asTable && info.MediaType == runtime.ContentTypeProtobuf {
+				continue // Tables are served as JSON or YAML only, like kube-apiserver
+			}
+		}
+		return target{info: info, as: as}, nil
+	}
+	return target{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", fmt.Sprintf(
+		"only the following media types are accepted: %s", strings.Join(s.mediaTypes, ", ")), 0, false)
+}
+
+// serializerFor finds the serializer of a media type; wildcards mean JSON.
+func (s *Server) serializerFor(mediaType string) (runtime.SerializerInfo, bool) {
+	switch mediaType {
+	case "*/*", "application/*", "":
+		return s.jsonInfo, true
+	}
+	for _, info := range s.codecs.SupportedMediaTypes() {
+		if info.MediaType == mediaType {
+			return info, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// encode serializes obj in group version gv (or the object's own group
+// version for meta.k8s.io and unversioned types) for the target.
+func (s *Server) encode(t target, obj runtime.Object, gv schema.GroupVersion) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := s.encoderFor(t.info.Serializer, obj, gv).Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encoding %T as %s: %w", obj, t.info.MediaType, err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *Server) encoderFor(ser runtime.Encoder, obj runtime.Object, gv schema.GroupVersion) runtime.Encoder {
+	if gvks, _, err := s.scheme.ObjectKinds(obj); err == nil && len(gvks) > 0 {
+		for _, gvk := range gvks {
+			if gvk.GroupVersion() == gv {
+				return s.codecs.EncoderForVersion(ser, gv)
+			}
+		}
+		return s.codecs.EncoderForVersion(ser, gvks[0].GroupVersion())
+	}
+	return s.codecs.EncoderForVersion(ser, gv)
+}
+
+// writeObject writes obj with status code to w in the target representation.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, t target, obj runtime.Object, gv schema.GroupVersion) {
+	data, err := s.encode(t, obj, gv)
+	if err != nil {
+		s.writeError(w, r, apierrors.NewInternalError(err))
+		return
+	}
+	w.Header().Set("Content-Type", t.contentType())
+	w.WriteHeader(code)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(data)
+	}
+}
+
+// writeError writes err as a metav1.Status in the client's preferred format.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status := toStatus(err)
+	t, nerr := s.negotiate(r)
+	if nerr != nil {
+		t = target{info: s.jsonInfo}
+	}
+	data, eerr := s.encode(t, status, schema.GroupVersion{Version: "v1"})
+	if eerr != nil {
+		s.log.Error("encoding error status", "err", eerr)
+		http.Error(w, status.Message, int(status.Code))
+		return
+	}
+	w.Header().Set("Content-Type", t.info.MediaType)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if status.Details != nil && status.Details.RetryAfterSeconds > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(status.Details.RetryAfterSeconds)))
+	}
+	w.WriteHeader(int(status.Code))
+	_, _ = w.Write(data)
+}
+
+// decodeBody decodes a request body into a new object of the resource. It
+// honours the fieldValidation directive: Strict turns unknown or duplicate
+// fields into a 400, Warn (the default) into Warning headers, Ignore drops
+// them.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, body []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	mediaType := r.Header.Get("Content-Type")
+	if mediaType == "" {
+		mediaType = runtime.ContentTypeJSON
+	}
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		return nil, s.unsupportedMediaType()
+	}
+	info, ok := s.serializerFor(mt)
+	if !ok || mt == "*/*" {
+		return nil, s.unsupportedMediaType()
+	}
+	directive, err := fieldValidation(r)
+	if err != nil {
+		return nil, err
+	}
+	dec := info.Serializer
+	if directive != "Ignore" && info.StrictSerializer != nil {
+		dec = info.StrictSerializer
+	}
+	obj, actual, err := dec.Decode(body, &gvk, into)
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
+		if directive == "Strict" {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if sde, ok := err.(interface{ Errors() []error }); ok {
+			for _, e := range sde.Errors() {
+				addWarning(w, e.Error())
+			}
+		}
+		err = nil
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded: %v", err))
+	}
+	if actual != nil && actual.GroupVersion() != gvk.GroupVersion() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",
+			actual.GroupVersion(), gvk.GroupVersion()))
+	}
+	if actual != nil && actual.Kind != gvk.Kind {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", actual.Kind, gvk.Kind))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+	// Kubernetes applies its defaults as part of decoding; so does podkit,
+	// for request bodies and patch results alike.
+	defaults.Default(obj)
+	return obj, nil
+}
+
+// fieldValidation returns the request's fieldValidation directive.
+func fieldValidation(r *http.Request) (string, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "", "Warn":
+		return "Warn", nil
+	case "Strict", "Ignore":
+		return v, nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation parameter unsupported: %v; valid values are Ignore, Warn, Strict", v))
+	}
+}
+
+// addWarning adds a Warning header the way kube-apiserver does.
+func addWarning(w http.ResponseWriter, msg string) {
+	w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+}
+
+func (s *Server) unsupportedMediaType() error {
+	return newStatusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(s.mediaTypes, ", "), "")
+}

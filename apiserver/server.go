@@ -1,0 +1,320 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/printers"
+	podscheme "github.com/podkit/podkit/apiserver/scheme"
+	"github.com/podkit/podkit/apiserver/storage"
+	"github.com/podkit/podkit/apiserver/validation"
+)
+
+// DefaultMaxRequestBodyBytes caps request bodies like kube-apiserver (3 MiB).
+const DefaultMaxRequestBodyBytes = 3 * 1024 * 1024
+
+// Config holds the API server's collaborators and settings. Store is
+// required; everything else has a default.
+type Config struct {
+	// Store persists every resource.
+	Store storage.Store
+	// Admission runs mutating admission (Admit) and validating admission
+	// (Validate) around the object's own validation; nil admits everything
+	// unchanged (validation still runs). An *admission.Chain fits.
+	Admission Admission
+	// Resources served; nil means DefaultResources().
+	Resources []*Resource
+	// Validator validates objects; nil means validation.Default().
+	Validator ObjectValidator
+	// Tables converts objects for kubectl get (as=Table); nil means the
+	// kubectl columns of apiserver/printers.
+	Tables TableConvertor
+	// OpenAPI serves /openapi/v2 and /openapi/v3; nil serves 404 there.
+	OpenAPI http.Handler
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Metrics registers the server's Prometheus metrics; nil uses a new
+	// private registry (still served at /metrics).
+	Metrics prometheus.Registerer
+	// Gatherer serves /metrics; defaults to the registry behind Metrics
+	// when that is a *prometheus.Registry.
+	Gatherer prometheus.Gatherer
+	// Clock for timestamps; defaults to time.Now.
+	Clock func() time.Time
+	// MaxRequestBodyBytes defaults to DefaultMaxRequestBodyBytes.
+	MaxRequestBodyBytes int64
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound concurrent
+	// non-watch requests (429 beyond); defaults 400 and 200 like
+	// kube-apiserver. Negative disables the limit.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// MinRequestTimeout: watches without timeoutSeconds end after a random
+	// duration between this and twice this (default 30 min).
+	MinRequestTimeout time.Duration
+	// Version is served at /version.
+	Version *version.Info
+}
+
+// Admission is the admission chain as the REST handlers call it.
+type Admission interface {
+	Admit(ctx context.Context, a *admission.Attributes) error
+	Validate(ctx context.Context, a *admission.Attributes) error
+}
+
+type noAdmission struct{}
+
+func (noAdmission) Admit(context.Context, *admission.Attributes) error    { return nil }
+func (noAdmission) Validate(context.Context, *admission.Attributes) error { return nil }
+
+// TableConvertor turns an object or list into a metav1.Table.
+type TableConvertor interface {
+	ConvertToTable(ctx context.Context, obj runtime.Object, opts *metav1.TableOptions) (*metav1.Table, error)
+}
+
+// Server is a Kubernetes-compatible API server over a storage.Store.
+type Server struct {
+	cfg        Config
+	log        *slog.Logger
+	scheme     *runtime.Scheme
+	codecs     serializer.CodecFactory
+	jsonInfo   runtime.SerializerInfo
+	mediaTypes []string
+	store      storage.Store
+	chain      Admission
+	validator  ObjectValidator
+	now        func() time.Time
+
+	resources map[schema.GroupVersion]map[string]*Resource
+	ordered   []*Resource
+	groups    []schema.GroupVersion // discovery order
+
+	metrics  *metrics
+	gatherer prometheus.Gatherer
+	readOnly chan struct{}
+	mutating chan struct{}
+	handler  http.Handler
+}
+
+// New builds a server; call Bootstrap before serving to create the built-in
+// namespaces.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("apiserver: Config.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.MaxRequestBodyBytes == 0 {
+		cfg.MaxRequestBodyBytes = DefaultMaxRequestBodyBytes
+	}
+	if cfg.MaxRequestsInFlight == 0 {
+		cfg.MaxRequestsInFlight = 400
+	}
+	if cfg.MaxMutatingRequestsInFlight == 0 {
+		cfg.MaxMutatingRequestsInFlight = 200
+	}
+	if cfg.MinRequestTimeout == 0 {
+		cfg.MinRequestTimeout = 30 * time.Minute
+	}
+	if cfg.Resources == nil {
+		cfg.Resources = DefaultResources()
+	}
+	if cfg.Version == nil {
+		cfg.Version = DefaultVersion()
+	}
+	if cfg.Tables == nil {
+		p, err := printers.New(printers.WithClock(cfg.Clock))
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: table printers: %w", err)
+		}
+		cfg.Tables = p
+	}
+	if cfg.Validator == nil {
+		cfg.Validator = validation.Default()
+	}
+	if cfg.Admission == nil {
+		cfg.Admission = noAdmission{}
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		scheme:    podscheme.New(),
+		store:     cfg.Store,
+		chain:     cfg.Admission,
+		validator: cfg.Validator,
+		now:       cfg.Clock,
+		resources: map[schema.GroupVersion]map[string]*Resource{},
+		ordered:   cfg.Resources,
+	}
+	s.codecs = podscheme.Codecs(s.scheme)
+	for _, info := range s.codecs.SupportedMediaTypes() {
+		s.mediaTypes = append(s.mediaTypes, info.MediaType)
+		if info.MediaType == runtime.ContentTypeJSON {
+			s.jsonInfo = info
+		}
+	}
+	for _, r := range cfg.Resources {
+		m := s.resources[r.GroupVersion]
+		if m == nil {
+			m = map[string]*Resource{}
+			s.resources[r.GroupVersion] = m
+			s.groups = append(s.groups, r.GroupVersion)
+		}
+		if _, dup := m[r.Resource]; dup {
+			return nil, fmt.Errorf("apiserver: resource %s registered twice", r.GroupResource())
+		}
+		m[r.Resource] = r
+	}
+	reg := cfg.Metrics
+	s.gatherer = cfg.Gatherer
+	if reg == nil {
+		r := prometheus.NewRegistry()
+		reg, s.gatherer = r, r
+	} else if s.gatherer == nil {
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			s.gatherer = g
+		}
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: registering metrics: %w", err)
+	}
+	s.metrics = m
+	if cfg.MaxRequestsInFlight > 0 {
+		s.readOnly = make(chan struct{}, cfg.MaxRequestsInFlight)
+	}
+	if cfg.MaxMutatingRequestsInFlight > 0 {
+		s.mutating = make(chan struct{}, cfg.MaxMutatingRequestsInFlight)
+	}
+	s.handler = s.buildHandler()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Scheme returns the scheme the server encodes with.
+func (s *Server) Scheme() *runtime.Scheme { return s.scheme }
+
+// Serve serves HTTP on l until ctx is done, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	return nil
+}
+
+// lookup finds the resource a request addresses.
+func (s *Server) lookup(gv schema.GroupVersion, resource string) (*Resource, bool) {
+	r, ok := s.resources[gv][resource]
+	return r, ok
+}
+
+func (s *Server) buildHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api", s.serveCoreVersions)
+	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/apis", s.serveGroups)
+	mux.HandleFunc("/apis/", s.serveAPI)
+	mux.HandleFunc("/version", s.serveVersion)
+	mux.HandleFunc("/version/", s.serveVersion)
+	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+		mux.HandleFunc(p, s.serveHealth)
+		mux.HandleFunc(p+"/", s.serveHealth)
+	}
+	mux.Handle("/metrics", s.metricsHandler())
+	if s.cfg.OpenAPI != nil {
+		mux.Handle("/openapi/", s.cfg.OpenAPI)
+	}
+	mux.HandleFunc("/", s.serveRoot)
+	return s.withRecovery(s.withInflightLimit(s.withBodyLimit(mux)))
+}
+
+// serveAPI routes /api/... and /apis/... to discovery or a resource handler.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	parts := splitPath(r.URL.Path)
+	switch {
+	case len(parts) == 2 && parts[0] == "api":
+		s.serveResourceList(w, r, schema.GroupVersion{Version: parts[1]})
+		return
+	case len(parts) == 2 && parts[0] == "apis":
+		s.serveGroup(w, r, parts[1])
+		return
+	case len(parts) == 3 && parts[0] == "apis":
+		s.serveResourceList(w, r, schema.GroupVersion{Group: parts[1], Version: parts[2]})
+		return
+	}
+	info, ok := parseResourcePath(r.Method, r.URL.Path, r.URL.Query())
+	if !ok {
+		s.writeError(w, r, notFoundPath(r))
+		return
+	}
+	res, ok := s.lookup(info.GroupVersion, info.Resource)
+	if !ok {
+		s.writeError(w, r, notFoundPath(r))
+		return
+	}
+	s.serveResource(w, r, res, info)
+}
+
+func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		s.writeError(w, r, notFoundPath(r))
+		return
+	}
+	paths := []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz", "/version"}
+	for _, gv := range s.groups {
+		if gv.Group != "" {
+			paths = append(paths, "/apis/"+gv.Group, "/apis/"+gv.String())
+		}
+	}
+	s.writeJSON(w, http.StatusOK, &metav1.RootPaths{Paths: paths})
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.store.CurrentRevision(r.Context()); err != nil {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, "[-]etcd failed: %v\nhealthz check failed\n", err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Query().Has("verbose") {
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		fmt.Fprintf(w, "[+]ping ok\n[+]log ok\n[+]etcd ok\n%s check passed\n", strings.SplitN(name, "/", 2)[0])
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}

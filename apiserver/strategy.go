@@ -1,0 +1,130 @@
+package apiserver
+
+import (
+	"reflect"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/podkit/podkit/apiserver/defaults"
+	"github.com/podkit/podkit/internal/qos"
+)
+
+// The generic create/update strategy: what the server owns in an object's
+// metadata, how status subresources isolate status from spec, and
+// generation tracking. Per-type touches (a new pod's Pending phase, a new
+// namespace's Active phase) live here too so every handler shares them.
+
+// structField returns the addressable field name of obj's struct, if any.
+func structField(obj runtime.Object, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByName(name)
+	return f, f.IsValid() && f.CanSet()
+}
+
+// prepareForCreate sets server-owned metadata and resets status for a new
+// object of res.
+func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	m.SetUID(uuid.NewUUID())
+	m.SetCreationTimestamp(metav1.NewTime(s.now().Truncate(time.Second)))
+	m.SetDeletionTimestamp(nil)
+	m.SetDeletionGracePeriodSeconds(nil)
+	m.SetResourceVersion("")
+	m.SetSelfLink("")
+	if _, ok := structField(obj, "Spec"); ok {
+		m.SetGeneration(1)
+	} else {
+		m.SetGeneration(0)
+	}
+	if res.HasSubresource("status") {
+		if f, ok := structField(obj, "Status"); ok {
+			f.Set(reflect.Zero(f.Type()))
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qos.PodQOSClass(o)}
+	case *corev1.Namespace:
+		o.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+		setNamespaceNameLabel(o)
+		defaults.NamespaceOnCreate(o)
+	}
+}
+
+// prepareForUpdate carries server-owned fields from old to obj. On the main
+// resource the status is kept from old when a status subresource exists; on
+// the status subresource everything but status is kept from old.
+func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Object) {
+	m, err1 := meta.Accessor(obj)
+	om, err2 := meta.Accessor(old)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	if sub == "finalize" {
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			rv := ns.ResourceVersion
+			finalizers := ns.Spec.Finalizers
+			*ns = *old.(*corev1.Namespace).DeepCopy()
+			ns.Spec.Finalizers = finalizers
+			ns.ResourceVersion = rv
+		}
+		return
+	}
+	if sub == "status" {
+		st, ok := structField(obj, "Status")
+		if ok {
+			rv := m.GetResourceVersion()
+			keep := reflect.ValueOf(st.Interface())
+			fresh := old.DeepCopyObject()
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(fresh).Elem())
+			fs, _ := structField(obj, "Status")
+			fs.Set(keep)
+			m.SetResourceVersion(rv)
+		}
+		return
+	}
+	m.SetUID(om.GetUID())
+	m.SetCreationTimestamp(om.GetCreationTimestamp())
+	m.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	m.SetSelfLink("")
+	m.SetGeneration(om.GetGeneration())
+	if res.HasSubresource("status") {
+		if f, ok := structField(obj, "Status"); ok {
+			if of, ok := structField(old, "Status"); ok {
+				f.Set(of)
+			}
+		}
+	}
+	if spec, ok := structField(obj, "Spec"); ok {
+		if ospec, ok := structField(old, "Spec"); ok && !equality.Semantic.DeepEqual(spec.Interface(), ospec.Interface()) {
+			m.SetGeneration(om.GetGeneration() + 1)
+		}
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		// Finalizers of a namespace change only through /finalize.
+		ns.Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
+		setNamespaceNameLabel(ns)
+	}
+}
+
+// setNamespaceNameLabel keeps the immutable kubernetes.io/metadata.name
+// label Kubernetes puts on every namespace.
+func setNamespaceNameLabel(ns *corev1.Namespace) {
+	if ns.Labels == nil {
+		ns.Labels = map[string]string{}
+	}
+	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}

@@ -1,0 +1,205 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/podkit/podkit/apiserver/storage"
+)
+
+// initialEventsEnd annotates the bookmark that ends the initial events of a
+// sendInitialEvents watch (client-go's WatchList).
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+// watchParams are the parsed query parameters of a watch.
+type watchParams struct {
+	sel         *selection
+	rv          string
+	sendInitial bool
+	bookmarks   bool
+	timeout     time.Duration
+}
+
+func (s *Server) parseWatch(r *http.Request, res *Resource) (*watchParams, error) {
+	q := r.URL.Query()
+	sel, err := parseSelection(res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	if err != nil {
+		return nil, err
+	}
+	p := &watchParams{sel: sel, rv: q.Get("resourceVersion"), bookmarks: q.Get("allowWatchBookmarks") == "true"}
+	if v := q.Get("sendInitialEvents"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid sendInitialEvents %q", v))
+		}
+		p.sendInitial = b
+	}
+	match := q.Get("resourceVersionMatch")
+	if q.Has("sendInitialEvents") && match != string(metav1.ResourceVersionMatchNotOlderThan) {
+		return nil, apierrors.NewBadRequest("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+	}
+	if !q.Has("sendInitialEvents") && match != "" {
+		return nil, apierrors.NewBadRequest("resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+	}
+	if p.sendInitial && !p.bookmarks {
+		return nil, apierrors.NewBadRequest("sendInitialEvents requires allowWatchBookmarks=true")
+	}
+	p.timeout = s.cfg.MinRequestTimeout + time.Duration(rand.Int64N(int64(s.cfg.MinRequestTimeout)))
+	if ts := q.Get("timeoutSeconds"); ts != "" {
+		n, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil || n < 0 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", ts))
+		}
+		if n > 0 {
+			p.timeout = time.Duration(n) * time.Second
+		}
+	}
+	return p, nil
+}
+
+// watch serves ?watch=1: a stream of WatchEvents, framed for the negotiated
+// media type, from a resourceVersion (or from a synthetic list of the
+// current state), with bookmarks and sendInitialEvents.
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
+	t, err := s.negotiate(r, asTable, asPartial)
+	if err != nil {
+		return err
+	}
+	if t.info.StreamSerializer == nil {
+		return newStatusError(http.StatusNotAcceptable, metav1.StatusReasonNotAcceptable,
+			fmt.Sprintf("no stream serialization for %s", t.info.MediaType), "")
+	}
+	p, err := s.parseWatch(r, res)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.timeout)
+	defer cancel()
+
+	prefix := listPrefix(res, info)
+	pred := p.sel.predicate()
+	var initial []runtime.Object
+	var from uint64
+	var watchErr error
+	if p.sendInitial || p.rv == "" || p.rv == "0" {
+		result, err := s.store.List(ctx, prefix, storage.ListOptions{Predicate: pred})
+		if err != nil {
+			return storageError(err, res.GroupResource(), "")
+		}
+		initial, from = result.Items, result.ResourceVersion
+	} else if from, err = strconv.ParseUint(p.rv, 10, 64); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", p.rv))
+	}
+	sw, err := s.store.Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: from, Predicate: pred, Bookmarks: p.bookmarks, NewFunc: res.New})
+	if err != nil {
+		// Like kube-apiserver, a watch that cannot start from the requested
+		// revision answers 200 with a single ERROR event (410 Expired).
+		watchErr = storageError(err, res.GroupResource(), "")
+	} else {
+		defer sw.Stop()
+	}
+
+	ct := t.contentType()
+	if t.info.MediaType == runtime.ContentTypeProtobuf {
+		ct += ";stream=watch"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+
+	gvk := res.GroupVersionKind()
+	gauge := s.metrics.watchers.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind)
+	gauge.Inc()
+	defer gauge.Dec()
+	events := s.metrics.watchEvts.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind)
+
+	enc := streaming.NewEncoder(t.info.StreamSerializer.Framer.NewFrameWriter(w), t.info.StreamSerializer.Serializer)
+	send := func(typ watch.EventType, obj runtime.Object) error {
+		out, gv := obj, res.GroupVersion
+		if st, ok := obj.(*metav1.Status); ok {
+			gv = schema.GroupVersion{Version: "v1"}
+			out = st
+		} else if t.as != "" {
+			var err error
+			if out, gv, err = s.transform(ctx, r, t, res, obj); err != nil {
+				return err
+			}
+		}
+		var buf bytes.Buffer
+		if err := s.encoderFor(t.info.Serializer, out, gv).Encode(out, &buf); err != nil {
+			return err
+		}
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: buf.Bytes()}}); err != nil {
+			return err
+		}
+		events.Inc()
+		return rc.Flush()
+	}
+
+	if watchErr != nil {
+		return s.streamEnded(send(watch.Error, toStatus(watchErr)))
+	}
+	for _, obj := range initial {
+		if err := send(watch.Added, obj); err != nil {
+			return s.streamEnded(err)
+		}
+	}
+	if p.sendInitial {
+		bm := res.New()
+		if m, err := meta.Accessor(bm); err == nil {
+			m.SetResourceVersion(strconv.FormatUint(from, 10))
+			m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
+		}
+		if err := send(watch.Bookmark, bm); err != nil {
+			return s.streamEnded(err)
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-sw.ResultChan():
+			if !ok {
+				return nil
+			}
+			obj := ev.Object
+			switch ev.Type {
+			case watch.Bookmark:
+				if !p.bookmarks {
+					continue
+				}
+			case watch.Error:
+			default:
+				// Event objects are shared with other watchers: encode a copy.
+				obj = obj.DeepCopyObject()
+			}
+			if err := send(ev.Type, obj); err != nil {
+				return s.streamEnded(err)
+			}
+		}
+	}
+}
+
+// streamEnded logs why a started watch stream ended early and returns nil:
+// the status line is already out, and a gone client is no error to report.
+func (s *Server) streamEnded(err error) error {
+	if err != nil {
+		s.log.Debug("watch stream ended", "err", err)
+	}
+	return nil
+}

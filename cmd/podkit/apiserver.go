@@ -1,0 +1,37 @@
+package main
+
+import (
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podkit/podkit/apiserver/app"
+)
+
+func newAPIServerCommand() *cobra.Command {
+	opts := app.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Run the Kubernetes-compatible API server",
+		Long: `Run the podkit API server: Kubernetes REST and watch over bbolt (in --data-dir) or memory
+storage, with the admission chain, discovery, OpenAPI and kubectl tables. Plain HTTP on the
+bind address until TLS lands; --write-kubeconfig writes a kubeconfig kubectl can use.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Logger = slog.Default()
+			srv, err := app.New(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			slog.Info("podkit apiserver serving", "url", srv.URL, "store", opts.Store, "dataDir", opts.DataDir, "kubeconfig", opts.KubeconfigPath)
+			return srv.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.DataDir, "data-dir", opts.DataDir, "directory holding the cluster state (bbolt database)")
+	f.StringVar(&opts.Store, "store", opts.Store, "storage backend: bolt or memory")
+	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address to listen on")
+	f.IntVar(&opts.Port, "port", opts.Port, "port to listen on (0 picks a free one)")
+	f.StringVar(&opts.KubeconfigPath, "write-kubeconfig", opts.KubeconfigPath, "write a kubeconfig for this server to this file")
+	return cmd
+}

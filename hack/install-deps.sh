@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages podkit's tests need. Idempotent: does nothing
+# when everything is present.
+set -euo pipefail
+pkgs=()
+need() { dpkg -s "$1" >/dev/null 2>&1 || pkgs+=("$1"); }
+need ca-certificates
+need iproute2
+if [ ${#pkgs[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: need root to install: ${pkgs[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+fi
