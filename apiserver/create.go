@@ -95,12 +95,15 @@ func (s *Server) createObject(ctx context.Context, res *Resource, namespace stri
 		return s.validateCreate(res, obj)
 	})
 	if err != nil {
+		s.finish(ctx, a, err)
 		return nil, err
 	}
 	if dry {
+		s.finish(ctx, a, nil)
 		return obj, nil
 	}
 	out, err := s.store.Create(ctx, key(res, namespace, m.GetName()), obj)
+	s.finish(ctx, a, err)
 	if err != nil {
 		return nil, storageError(err, res.GroupResource(), m.GetName())
 	}

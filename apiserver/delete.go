@@ -118,9 +118,12 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 		return nil, false, err
 	}
 	info := requestInfo{Verb: "delete", GroupVersion: res.GroupVersion, Resource: res.Resource, Namespace: namespace, Name: name}
-	if err := s.admit(ctx, attributes(admission.Delete, res, info, nil, cur, dry), nil); err != nil {
+	a := attributes(admission.Delete, res, info, nil, cur, dry)
+	if err := s.admit(ctx, a, nil); err != nil {
+		s.finish(ctx, a, err)
 		return nil, false, err
 	}
+	defer func() { s.finish(ctx, a, err) }()
 	if !s.needsMarking(res, cur, opts) {
 		if dry {
 			return cur, true, nil

@@ -174,6 +174,19 @@ func (s *Server) admit(ctx context.Context, a *admission.Attributes, validate fu
 	return s.chain.Validate(ctx, a)
 }
 
+// finisher is optionally implemented by the admission chain to learn how
+// an admitted write ended (see admission.Finisher).
+type finisher interface {
+	Finish(ctx context.Context, a *admission.Attributes, err error)
+}
+
+// finish reports the outcome of an admitted write to the chain.
+func (s *Server) finish(ctx context.Context, a *admission.Attributes, err error) {
+	if f, ok := s.chain.(finisher); ok && a != nil {
+		f.Finish(ctx, a, err)
+	}
+}
+
 // attributes builds admission attributes for a request.
 func attributes(op admission.Operation, res *Resource, info requestInfo, obj, old runtime.Object, dryRun bool) *admission.Attributes {
 	return &admission.Attributes{

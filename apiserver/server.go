@@ -256,6 +256,7 @@ func (s *Server) buildHandler() http.Handler {
 	mux.Handle("/metrics", s.metricsHandler())
 	if s.cfg.OpenAPI != nil {
 		mux.Handle("/openapi/", s.cfg.OpenAPI)
+		mux.Handle("/openapi/v2", s.cfg.OpenAPI)
 	}
 	mux.HandleFunc("/", s.serveRoot)
 	return s.withRecovery(s.withInflightLimit(s.withBodyLimit(mux)))

@@ -65,6 +65,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 // run on it, all inside the store's compare-and-swap loop.
 func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	k := key(res, info.Namespace, info.Name)
+	var last *admission.Attributes
 	tryUpdate := func(cur runtime.Object) (runtime.Object, error) {
 		obj, err := produce(cur)
 		if err != nil {
@@ -80,6 +81,10 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 			m.SetResourceVersion(cm.GetResourceVersion())
 		}
 		a := attributes(admission.Update, res, info, obj, cur, dry)
+		if last != nil {
+			s.finish(ctx, last, errRetried)
+		}
+		last = a
 		err = s.admit(ctx, a, func() error {
 			s.prepareForUpdate(res, info.Subresource, obj, cur)
 			return s.validateUpdate(res, info.Subresource, obj, cur)
@@ -99,6 +104,7 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 		return obj, nil
 	}
 	out, err := s.store.Update(ctx, k, tryUpdate)
+	s.finish(ctx, last, err)
 	var noop errNoop
 	if errors.As(err, &noop) {
 		return noop.cur, nil
@@ -133,6 +139,10 @@ func (s *Server) finishDeletionIfDone(ctx context.Context, res *Resource, obj ru
 	}
 	return out, nil
 }
+
+// errRetried tells admission that an attempt was superseded by a retry on
+// a newer object.
+var errRetried = errors.New("update retried on a newer object")
 
 var errNotDone = errors.New("deletion not complete")
 

@@ -52,6 +52,24 @@ type Handler interface {
 	Handles(op Operation) bool
 }
 
+// Namer is optionally implemented by plugins to name themselves in error
+// messages, logs and metrics (the "name" label of
+// apiserver_admission_controller_admission_duration_seconds). Unnamed
+// plugins are called "mutating#<i>" or "validating#<i>" by their position.
+type Namer interface {
+	Name() string
+}
+
+// Finisher is optionally implemented by plugins that keep state between
+// admitting a write and the write itself, like ResourceQuota, which counts
+// an admitted object until storage holds it. The REST layer reports how
+// each admitted write ended through Chain.Finish.
+type Finisher interface {
+	// Finish is told the outcome of the write a was admitted for: err is
+	// nil when the object was stored.
+	Finish(ctx context.Context, a *Attributes, err error)
+}
+
 // AdmitFunc adapts a function to Admitter.
 type AdmitFunc func(ctx context.Context, a *Attributes) error
 

@@ -31,6 +31,8 @@ func New() *runtime.Scheme {
 	s.AddKnownTypes(MetaGroupVersion,
 		&metav1.Table{}, &metav1.TableOptions{},
 		&metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{},
+		&metav1.DeleteOptions{}, &metav1.ListOptions{}, &metav1.GetOptions{},
+		&metav1.CreateOptions{}, &metav1.UpdateOptions{}, &metav1.PatchOptions{},
 	)
 	return s
 }
