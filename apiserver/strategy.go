@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -54,6 +55,10 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 		}
 	}
 	switch o := obj.(type) {
+	case *corev1.Secret:
+		mergeStringData(o)
+	case *batchv1.Job:
+		generateJobSelector(o)
 	case *corev1.Pod:
 		o.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qos.PodQOSClass(o)}
 	case *corev1.Namespace:
@@ -113,6 +118,12 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 			m.SetGeneration(om.GetGeneration() + 1)
 		}
 	}
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		mergeStringData(o)
+	case *corev1.Service:
+		keepAllocations(o, old.(*corev1.Service))
+	}
 	if ns, ok := obj.(*corev1.Namespace); ok {
 		// Finalizers of a namespace change only through /finalize.
 		ns.Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
@@ -127,4 +138,64 @@ func setNamespaceNameLabel(ns *corev1.Namespace) {
 		ns.Labels = map[string]string{}
 	}
 	ns.Labels[corev1.LabelMetadataName] = ns.Name
+}
+
+// mergeStringData folds a Secret's write-only stringData into data, as
+// Kubernetes' secret strategy does.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		return
+	}
+	if s.Data == nil {
+		s.Data = map[string][]byte{}
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
+// keepAllocations carries a Service's allocated addresses and ports over an
+// update that leaves them out (kubectl replace, apply), as Kubernetes does.
+func keepAllocations(svc, old *corev1.Service) {
+	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
+	}
+	if len(svc.Spec.IPFamilies) == 0 {
+		svc.Spec.IPFamilies = old.Spec.IPFamilies
+	}
+	if svc.Spec.HealthCheckNodePort == 0 {
+		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
+	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		for i := range svc.Spec.Ports {
+			if svc.Spec.Ports[i].NodePort != 0 {
+				continue
+			}
+			for _, op := range old.Spec.Ports {
+				if op.Port == svc.Spec.Ports[i].Port && op.Protocol == svc.Spec.Ports[i].Protocol {
+					svc.Spec.Ports[i].NodePort = op.NodePort
+				}
+			}
+		}
+	}
+}
+
+// generateJobSelector gives a Job without manualSelector the selector and
+// labels Kubernetes' job strategy generates from its UID.
+func generateJobSelector(job *batchv1.Job) {
+	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
+		return
+	}
+	uid := string(job.UID)
+	if job.Spec.Template.Labels == nil {
+		job.Spec.Template.Labels = map[string]string{}
+	}
+	for k, v := range map[string]string{
+		batchv1.ControllerUidLabel: uid, "controller-uid": uid,
+		batchv1.JobNameLabel: job.Name, "job-name": job.Name,
+	} {
+		job.Spec.Template.Labels[k] = v
+	}
+	job.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{batchv1.ControllerUidLabel: uid}}
 }
