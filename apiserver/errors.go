@@ -46,9 +46,15 @@ func storageError(err error, gr schema.GroupResource, name string) error {
 		return apierrors.NewConflict(gr, name, errors.New(
 			"the object has been modified; please apply your changes to the latest version and try again"))
 	case errors.Is(err, storage.ErrGone):
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %v", err))
+		return apierrors.NewResourceExpired(err.Error())
+	case errors.Is(err, storage.ErrContinueExpired):
+		return apierrors.NewResourceExpired(fmt.Sprintf("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. (%v)", err))
 	case errors.Is(err, storage.ErrInvalidContinue):
-		return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+		return apierrors.NewBadRequest(err.Error())
+	case errors.Is(err, storage.ErrTooLargeResourceVersion):
+		return tooLargeResourceVersion(err.Error())
+	case errors.Is(err, storage.ErrInvalidObject):
+		return apierrors.NewBadRequest(err.Error())
 	}
 	var apiStatus apierrors.APIStatus
 	if errors.As(err, &apiStatus) {
@@ -63,5 +69,14 @@ func newStatusError(code int32, reason metav1.StatusReason, message, detailsName
 	if detailsName != "" {
 		st.Details = &metav1.StatusDetails{Name: detailsName}
 	}
+	return &apierrors.StatusError{ErrStatus: st}
+}
+
+// tooLargeResourceVersion is the 504 kube-apiserver answers for a
+// resourceVersion the store has not reached; client-go's reflector relists
+// on its cause.
+func tooLargeResourceVersion(msg string) error {
+	st := apierrors.NewTimeoutError(msg, 1).Status()
+	st.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
 	return &apierrors.StatusError{ErrStatus: st}
 }

@@ -80,7 +80,7 @@ func (s *Server) checkListResourceVersion(r *http.Request, rv, match string, has
 		return apierrors.NewInternalError(err)
 	}
 	if want > cur {
-		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", want, cur), 1)
+		return tooLargeResourceVersion(fmt.Sprintf("Too large resource version: %d, current: %d", want, cur))
 	}
 	if match == string(metav1.ResourceVersionMatchExact) && want != cur {
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", want, cur))

@@ -19,4 +19,10 @@
 //
 // Errors wrap the sentinels below; use errors.Is. The conformance suite in
 // storagetest checks all of this for any implementation.
+//
+// Around the contract: Revision and SetRevision read and stamp the
+// resourceVersion; EncodeContinue and DecodeContinue make the opaque
+// continue tokens, in Kubernetes' format, for any backend. Package
+// watchcache is the watch history and broadcaster the backends share;
+// memory and bolt are the built-in backends.
 package storage

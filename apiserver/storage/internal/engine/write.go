@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/podkit/podkit/apiserver/storage"
+)
+
+// Create implements storage.Store.
+func (e *Engine) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("key %q: %w: nil object", key, storage.ErrInvalidObject)
+	}
+	rv, err := storage.Revision(obj)
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %w", key, err)
+	}
+	if rv != 0 {
+		return nil, fmt.Errorf("key %q: %w: resourceVersion should not be set on objects to be created", key, storage.ErrInvalidObject)
+	}
+	cp, err := e.prepare(key, obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := e.commit(&request{kind: opCreate, key: key, obj: cp})
+	if err != nil {
+		return nil, err
+	}
+	return out.DeepCopyObject(), nil
+}
+
+// Update implements storage.Store. An update whose result equals the stored
+// object (apimachinery's semantic equality, ignoring TypeMeta and
+// resourceVersion, after Canonical) writes nothing: the stored object is
+// returned with its current revision and no event is emitted, as
+// Kubernetes does for no-op updates.
+func (e *Engine) Update(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	for {
+		if err := e.usable(ctx); err != nil {
+			return nil, err
+		}
+		cur, err := e.current(key)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, fmt.Errorf("key %q: %w", key, storage.ErrNotFound)
+		}
+		out, err := tryUpdate(cur.Obj.DeepCopyObject())
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			return nil, fmt.Errorf("key %q: %w: tryUpdate returned no object", key, storage.ErrInvalidObject)
+		}
+		rv, err := storage.Revision(out)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %w", key, err)
+		}
+		if rv != 0 && rv != cur.Rev {
+			return nil, fmt.Errorf("key %q: %w: resourceVersion %d, current %d", key, storage.ErrConflict, rv, cur.Rev)
+		}
+		cp, err := e.prepare(key, out)
+		if err != nil {
+			return nil, err
+		}
+		if err := storage.SetRevision(cp, cur.Rev); err != nil {
+			return nil, fmt.Errorf("key %q: %w", key, err)
+		}
+		if unchanged(cur.Obj, cp) {
+			return cur.Obj.DeepCopyObject(), nil
+		}
+		stored, err := e.commit(&request{kind: opUpdate, key: key, obj: cp, expect: cur.Rev})
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return stored.DeepCopyObject(), nil
+	}
+}
+
+// Delete implements storage.Store. The precondition runs on the latest
+// object; when another write lands between it and the delete, it runs
+// again on the newer object.
+func (e *Engine) Delete(ctx context.Context, key string, precondition func(cur runtime.Object) error) (runtime.Object, error) {
+	for {
+		if err := e.usable(ctx); err != nil {
+			return nil, err
+		}
+		cur, err := e.current(key)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, fmt.Errorf("key %q: %w", key, storage.ErrNotFound)
+		}
+		if precondition != nil {
+			if err := precondition(cur.Obj.DeepCopyObject()); err != nil {
+				return nil, err
+			}
+		}
+		gone, err := e.commit(&request{kind: opDelete, key: key, expect: cur.Rev})
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return gone.DeepCopyObject(), nil
+	}
+}
+
+// prepare returns the engine's own copy of obj, as the backend stores it.
+func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, error) {
+	cp := obj.DeepCopyObject()
+	if e.canonical == nil {
+		return cp, nil
+	}
+	out, err := e.canonical(cp)
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %w: %w", key, storage.ErrInvalidObject, err)
+	}
+	return out, nil
+}
+
+// unchanged reports whether next, the engine's private copy, equals the
+// stored cur apart from TypeMeta.
+func unchanged(cur, next runtime.Object) bool {
+	kind := next.GetObjectKind()
+	saved := kind.GroupVersionKind()
+	kind.SetGroupVersionKind(cur.GetObjectKind().GroupVersionKind())
+	defer kind.SetGroupVersionKind(saved)
+	return apiequality.Semantic.DeepEqual(cur, next)
+}

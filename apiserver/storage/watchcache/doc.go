@@ -1,0 +1,29 @@
+// Package watchcache is the in-memory watch history and broadcaster behind
+// the podkit stores: step 4 of the birth sequence, the part of "persist"
+// that tells the scheduler, the kubelet, the controllers and kubectl get -w
+// that an object was written.
+//
+// A store appends one Event per write, in revision order, after the write
+// is durable. The Cache keeps the most recent events in a ring (by count,
+// and optionally by age) and serves Watch with the etcd-shaped semantics of
+// storage.Store.Watch:
+//
+//   - a watch from revision R delivers every event under its prefix with a
+//     revision above R, history first and then live, in revision order,
+//     never duplicating or skipping one;
+//   - R older than the window of history kept fails with storage.ErrGone
+//     (the window starts at the revision the cache was created with, so a
+//     watch from the current revision always works, even right after a
+//     restart); R above the current revision fails with
+//     storage.ErrTooLargeResourceVersion; R = 0 means "from now";
+//   - a predicate turns a change into ADDED, MODIFIED or DELETED depending
+//     on whether the object enters, stays in or leaves the selection;
+//   - every watcher has its own bounded buffer; a watcher whose buffer
+//     overflows is dropped (its channel closed, a warning logged, a counter
+//     incremented), so a slow reader never blocks writers or other readers;
+//   - watchers that ask for bookmarks get periodic watch.Bookmark events
+//     carrying the revision they have caught up to.
+//
+// Objects in events are shared by every watcher and by the store: receivers
+// must treat them as read-only and deep-copy before changing anything.
+package watchcache
