@@ -184,6 +184,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 // fields into a 400, Warn (the default) into Warning headers, Ignore drops
 // them.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, body []byte, gvk schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	return s.decode(w, r, body, gvk, into, true)
+}
+
+// decode is decodeBody; describe wraps decoding errors the way
+// kube-apiserver words them for request bodies ("Pod in version "v1"
+// cannot be handled as a Pod: ..."), which patch results do not get.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, body []byte, gvk schema.GroupVersionKind, into runtime.Object, describe bool) (runtime.Object, error) {
 	mediaType := r.Header.Get("Content-Type")
 	if mediaType == "" {
 		mediaType = runtime.ContentTypeJSON
@@ -205,9 +212,22 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, body []byte,
 		dec = info.StrictSerializer
 	}
 	obj, actual, err := dec.Decode(body, &gvk, into)
+	wrap := func(err error) error {
+		if !describe {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		if actual != nil && actual.Kind != "" {
+			return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", actual.Kind, actual.Version, gvk.Kind, err))
+		}
+		summary := string(body)
+		if len(summary) > 30 {
+			summary = summary[:30] + "..."
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", gvk.Kind, err, summary))
+	}
 	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
 		if directive == "Strict" {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, wrap(err)
 		}
 		if sde, ok := err.(interface{ Errors() []error }); ok {
 			for _, e := range sde.Errors() {
@@ -217,7 +237,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, body []byte,
 		err = nil
 	}
 	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded: %v", err))
+		return nil, wrap(err)
 	}
 	if actual != nil && actual.GroupVersion() != gvk.GroupVersion() {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)",

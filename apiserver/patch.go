@@ -99,7 +99,7 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, pt types.Pat
 	}
 	hdr := r.Clone(r.Context())
 	hdr.Header.Set("Content-Type", "application/json")
-	obj, err := s.decodeBody(w, hdr, patched, gvk, newObj())
+	obj, err := s.decode(w, hdr, patched, gvk, newObj(), false)
 	if err != nil {
 		return nil, err
 	}

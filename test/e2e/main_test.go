@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// binaryEnv names a prebuilt podkit binary to test instead of building one.
+const binaryEnv = "PODKIT_E2E_BINARY"
+
+// buildTimeout bounds `go build` of the podkit binary.
+const buildTimeout = 5 * time.Minute
+
+// podkitBinary is the podkit binary under test, set once by TestMain before
+// any test runs and only read afterwards. Empty under -short.
+var podkitBinary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if testing.Short() {
+		return m.Run()
+	}
+	if bin := os.Getenv(binaryEnv); bin != "" {
+		podkitBinary = bin
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "podkit-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: creating build dir:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin, err := buildPodkit(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	podkitBinary = bin
+	return m.Run()
+}
+
+// buildPodkit builds ./cmd/podkit of this module into dir.
+func buildPodkit(dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+	defer cancel()
+	bin := filepath.Join(dir, "podkit")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/podkit/podkit/cmd/podkit")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("building podkit: %w", err)
+	}
+	return bin, nil
+}
