@@ -15,6 +15,7 @@ import (
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
@@ -53,6 +54,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	}
 	if m.GetResourceVersion() != "" {
 		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if err := fieldmanager.ValidateCreateOptions(&metav1.CreateOptions{FieldManager: r.URL.Query().Get("fieldManager")}); err != nil {
+		return err
+	}
+	if obj, err = s.track(r.Context(), nil, obj, res.GroupVersionKind(), writer(r, "")); err != nil {
+		return err
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -15,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 )
 
 // patchType returns the request's patch type from its Content-Type.
@@ -24,7 +27,7 @@ func (s *Server) patchType(r *http.Request) (types.PatchType, error) {
 		return "", s.unsupportedPatch()
 	}
 	switch pt := types.PatchType(mt); pt {
-	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType:
+	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 		return pt, nil
 	}
 	return "", s.unsupportedPatch()
@@ -32,13 +35,14 @@ func (s *Server) patchType(r *http.Request) (types.PatchType, error) {
 
 func (s *Server) unsupportedPatch() error {
 	return newStatusError(http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
-			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType), "")
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s, %s",
+			types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType), "")
 }
 
-// patch serves PATCH with JSON patch, JSON merge patch and strategic merge
-// patch. The patch is applied to the latest stored object inside the
-// store's compare-and-swap loop, so concurrent writers never lose updates.
+// patch serves PATCH with JSON patch, JSON merge patch, strategic merge
+// patch and server-side apply. The patch is applied to the latest stored
+// object inside the store's compare-and-swap loop, so concurrent writers
+// never lose updates; an apply to a missing object creates it.
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
 	t, err := s.negotiate(r)
 	if err != nil {
@@ -52,18 +56,85 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	if err != nil {
 		return err
 	}
+	q := r.URL.Query()
+	force := q.Get("force") == "true"
+	opts := &metav1.PatchOptions{FieldManager: q.Get("fieldManager"), DryRun: q["dryRun"], FieldValidation: q.Get("fieldValidation")}
+	if force {
+		opts.Force = &force
+	}
+	if err := fieldmanager.ValidatePatchOptions(opts, pt); err != nil {
+		return err
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return err
 	}
 	gvk := res.GroupVersionKind()
-	out, err := s.updateObject(r.Context(), res, info, dry, func(cur runtime.Object) (runtime.Object, error) {
-		return s.applyPatch(w, r, pt, body, cur, gvk, res.New)
-	})
+	who := writer(r, info.Subresource)
+	var produce func(cur runtime.Object) (runtime.Object, error)
+	var apply fieldmanager.ApplyOptions
+	if pt == types.ApplyYAMLPatchType {
+		directive, err := fieldValidation(r)
+		if err != nil {
+			return err
+		}
+		apply = fieldmanager.ApplyOptions{FieldManager: opts.FieldManager, Force: force, Subresource: info.Subresource, FieldValidation: directive}
+		produce = func(cur runtime.Object) (runtime.Object, error) {
+			return s.serverSideApply(r.Context(), w, cur, gvk, body, apply, info)
+		}
+	} else {
+		produce = func(cur runtime.Object) (runtime.Object, error) {
+			obj, err := s.applyPatch(w, r, pt, body, cur, gvk, res.New)
+			if err != nil {
+				return nil, err
+			}
+			return s.track(r.Context(), cur, obj, gvk, who)
+		}
+	}
+	out, err := s.updateObject(r.Context(), res, info, dry, produce)
+	if pt == types.ApplyYAMLPatchType && info.Subresource == "" && apierrors.IsNotFound(err) {
+		obj, err := s.serverSideApply(r.Context(), w, nil, gvk, body, apply, info)
+		if err != nil {
+			return err
+		}
+		if m, _ := meta.Accessor(obj); m.GetUID() != "" {
+			return apierrors.NewConflict(res.GroupResource(), info.Name,
+				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", m.GetUID()))
+		}
+		created, err := s.createObject(r.Context(), res, info.Namespace, obj, dry)
+		if err != nil {
+			return err
+		}
+		return s.respond(w, r, http.StatusCreated, t, res, created)
+	}
 	if err != nil {
 		return err
 	}
 	return s.respond(w, r, http.StatusOK, t, res, out)
+}
+
+// serverSideApply merges an apply configuration into cur (nil to create)
+// and checks the result's identity against the URL.
+func (s *Server) serverSideApply(ctx context.Context, w http.ResponseWriter, cur runtime.Object, gvk schema.GroupVersionKind, body []byte, opts fieldmanager.ApplyOptions, info requestInfo) (runtime.Object, error) {
+	obj, warnings, err := s.fields.Apply(ctx, cur, gvk, body, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, msg := range warnings {
+		addWarning(w, msg)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if m.GetName() != info.Name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
+	}
+	if ns := m.GetNamespace(); ns != "" && ns != info.Namespace {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the namespace of the object (%s) does not match the namespace on the request (%s)", ns, info.Namespace))
+	}
+	m.SetNamespace(info.Namespace)
+	return obj, nil
 }
 
 // applyPatch applies a patch to cur (encoded as JSON in gvk) and decodes the

@@ -13,9 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/podkit/podkit/apiserver/admission"
 	"github.com/podkit/podkit/apiserver/auth"
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
@@ -226,4 +228,19 @@ func setList(list runtime.Object, items []runtime.Object, rv uint64, cont string
 	lm.SetContinue(cont)
 	lm.SetRemainingItemCount(remaining)
 	return nil
+}
+
+// writer identifies who makes a write, for managedFields.
+func writer(r *http.Request, sub string) fieldmanager.UpdateOptions {
+	return fieldmanager.UpdateOptions{FieldManager: r.URL.Query().Get("fieldManager"), UserAgent: r.UserAgent(), Subresource: sub}
+}
+
+// track records a write in obj's managedFields; kinds without a schema go
+// untracked.
+func (s *Server) track(ctx context.Context, live, obj runtime.Object, gvk schema.GroupVersionKind, opts fieldmanager.UpdateOptions) (runtime.Object, error) {
+	out, err := s.fields.Update(ctx, live, obj, gvk, opts)
+	if errors.Is(err, fieldmanager.ErrUnknownKind) {
+		return obj, nil
+	}
+	return out, err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/printers"
 	podscheme "github.com/podkit/podkit/apiserver/scheme"
 	"github.com/podkit/podkit/apiserver/storage"
@@ -41,6 +42,9 @@ type Config struct {
 	Resources []*Resource
 	// Validator validates objects; nil means validation.Default().
 	Validator ObjectValidator
+	// Fields tracks managedFields and performs server-side apply; nil
+	// builds fieldmanager.New over the server's scheme.
+	Fields *fieldmanager.Manager
 	// Tables converts objects for kubectl get (as=Table); nil means the
 	// kubectl columns of apiserver/printers.
 	Tables TableConvertor
@@ -97,6 +101,7 @@ type Server struct {
 	store      storage.Store
 	chain      Admission
 	validator  ObjectValidator
+	fields     *fieldmanager.Manager
 	now        func() time.Time
 
 	resources map[schema.GroupVersion]map[string]*Resource
@@ -165,6 +170,14 @@ func New(cfg Config) (*Server, error) {
 		ordered:   cfg.Resources,
 	}
 	s.codecs = podscheme.Codecs(s.scheme)
+	s.fields = cfg.Fields
+	if s.fields == nil {
+		fm, err := fieldmanager.New(s.scheme, fieldmanager.WithClock(cfg.Clock), fieldmanager.WithLogger(cfg.Logger))
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: field manager: %w", err)
+		}
+		s.fields = fm
+	}
 	for _, info := range s.codecs.SupportedMediaTypes() {
 		s.mediaTypes = append(s.mediaTypes, info.MediaType)
 		if info.MediaType == runtime.ContentTypeJSON {

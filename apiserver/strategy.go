@@ -79,24 +79,25 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 	}
 	if sub == "finalize" {
 		if ns, ok := obj.(*corev1.Namespace); ok {
-			rv := ns.ResourceVersion
+			rv, managed := ns.ResourceVersion, ns.ManagedFields
 			finalizers := ns.Spec.Finalizers
 			*ns = *old.(*corev1.Namespace).DeepCopy()
 			ns.Spec.Finalizers = finalizers
-			ns.ResourceVersion = rv
+			ns.ResourceVersion, ns.ManagedFields = rv, managed
 		}
 		return
 	}
 	if sub == "status" {
 		st, ok := structField(obj, "Status")
 		if ok {
-			rv := m.GetResourceVersion()
+			rv, managed := m.GetResourceVersion(), m.GetManagedFields()
 			keep := reflect.ValueOf(st.Interface())
 			fresh := old.DeepCopyObject()
 			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(fresh).Elem())
 			fs, _ := structField(obj, "Status")
 			fs.Set(keep)
 			m.SetResourceVersion(rv)
+			m.SetManagedFields(managed)
 		}
 		return
 	}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 )
 
 // serveStatus serves the status (and namespace finalize) subresources:
@@ -130,7 +132,21 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 	}
 	main := info
 	main.Subresource = ""
+	who := writer(r, "scale")
 	out, err := s.updateObject(r.Context(), res, main, dry, func(cur runtime.Object) (runtime.Object, error) {
+		if pt == types.ApplyYAMLPatchType {
+			directive, err := fieldValidation(r)
+			if err != nil {
+				return nil, err
+			}
+			q := r.URL.Query()
+			obj, warnings, err := s.fields.ApplyScale(r.Context(), cur, res.GroupVersionKind(), body, fieldmanager.ApplyOptions{
+				FieldManager: q.Get("fieldManager"), Force: q.Get("force") == "true", Subresource: "scale", FieldValidation: directive})
+			for _, w2 := range warnings {
+				addWarning(w, w2)
+			}
+			return obj, err
+		}
 		scale, err := toScale(cur)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
@@ -151,7 +167,11 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 		setReplicas(obj, next.Spec.Replicas)
 		m, _ := meta.Accessor(obj)
 		m.SetResourceVersion(next.ResourceVersion)
-		return obj, nil
+		out, err := s.fields.UpdateScale(r.Context(), cur, obj, res.GroupVersionKind(), who)
+		if errors.Is(err, fieldmanager.ErrUnknownKind) {
+			return obj, nil
+		}
+		return out, err
 	})
 	if err != nil {
 		return err

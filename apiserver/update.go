@@ -10,9 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
@@ -50,8 +52,12 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if err := checkNamespace(res, m, info.Namespace); err != nil {
 		return err
 	}
-	out, err := s.updateObject(r.Context(), res, info, dry, func(runtime.Object) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+	if err := fieldmanager.ValidateUpdateOptions(&metav1.UpdateOptions{FieldManager: r.URL.Query().Get("fieldManager")}); err != nil {
+		return err
+	}
+	who := writer(r, info.Subresource)
+	out, err := s.updateObject(r.Context(), res, info, dry, func(cur runtime.Object) (runtime.Object, error) {
+		return s.track(r.Context(), cur, obj.DeepCopyObject(), res.GroupVersionKind(), who)
 	})
 	if err != nil {
 		return err
@@ -92,6 +98,7 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 		if err != nil {
 			return nil, err
 		}
+		fieldmanager.IgnoreTimestampOnlyChanges(obj, cur)
 		if m.GetResourceVersion() == cm.GetResourceVersion() && equality.Semantic.DeepEqual(obj, cur) {
 			return nil, errNoop{cur: cur}
 		}
