@@ -73,3 +73,23 @@ func hasDiffLine(diff, sign, text string) bool {
 	}
 	return false
 }
+
+// TestKubectlServerSideApply: apply --server-side creates, re-applies and
+// records the manager in managedFields; a second manager changing an owned
+// field conflicts until it forces.
+func TestKubectlServerSideApply(t *testing.T) {
+	t.Parallel()
+	forEachKubectl(t, func(t *testing.T, k *kubectl, srv *apiServer) {
+		c := srv.Client()
+		assert.Equal(t, "pod/nginx serverside-applied\n", k.OK("apply", "--server-side", "-f", podManifest))
+		assert.Equal(t, "pod/nginx serverside-applied\n", k.OK("apply", "--server-side", "-f", podManifest))
+		pod := getPod(t, c, "nginx")
+		require.NotEmpty(t, pod.ManagedFields)
+		assert.Equal(t, "kubectl", pod.ManagedFields[0].Manager)
+
+		r := k.Fail("apply", "--server-side", "--field-manager=other", "-f", "testdata/pod-modified.yaml")
+		assert.Contains(t, r.Stderr, "conflict")
+		k.OK("apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "testdata/pod-modified.yaml")
+		assert.Equal(t, "nginx:1.28", getPod(t, c, "nginx").Spec.Containers[0].Image)
+	})
+}
