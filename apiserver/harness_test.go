@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http/httptest"
 	"testing"
 
@@ -27,7 +28,7 @@ type testServer struct {
 func newTestServer(t *testing.T, mutate ...func(*apiserver.Config)) *testServer {
 	t.Helper()
 	st := memory.New()
-	cfg := apiserver.Config{Store: st}
+	cfg := apiserver.Config{Store: st, Logger: slog.New(slog.DiscardHandler)}
 	for _, m := range mutate {
 		m(&cfg)
 	}
