@@ -150,3 +150,14 @@ func TestSharedInformer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list, 2)
 }
+
+func TestWatchTimeoutSecondsEndsStream(t *testing.T) {
+	ts := newTestServer(t)
+	start := time.Now()
+	w, err := ts.client.CoreV1().ConfigMaps("default").Watch(context.Background(), metav1.ListOptions{TimeoutSeconds: ptr.To[int64](1)})
+	require.NoError(t, err)
+	defer w.Stop()
+	for range w.ResultChan() {
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 900*time.Millisecond, "the server ends the watch after timeoutSeconds, not before")
+}
