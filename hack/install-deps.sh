@@ -6,6 +6,8 @@ pkgs=()
 need() { dpkg -s "$1" >/dev/null 2>&1 || pkgs+=("$1"); }
 need ca-certificates
 need iproute2
+# image: skopeo is the peer of the pull benchmark
+need skopeo
 if [ ${#pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install: ${pkgs[*]}" >&2
