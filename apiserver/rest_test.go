@@ -13,6 +13,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -371,4 +372,17 @@ func TestProtobufClient(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no watch event over protobuf")
 	}
+}
+
+func TestNodeKeepsStatusOnCreate(t *testing.T) {
+	ts := newTestServer(t)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
+		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	out, err := ts.client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.Len(t, out.Status.Conditions, 1)
+	assert.Equal(t, corev1.ConditionTrue, out.Status.Conditions[0].Status)
+	allocatable := out.Status.Allocatable[corev1.ResourcePods]
+	assert.Equal(t, int64(110), allocatable.Value(), "allocatable defaults to capacity")
 }

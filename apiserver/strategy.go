@@ -49,7 +49,10 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 	} else {
 		m.SetGeneration(0)
 	}
-	if res.HasSubresource("status") {
+	_, isNode := obj.(*corev1.Node)
+	if res.HasSubresource("status") && !isNode {
+		// Status is the controllers' to write. Nodes are the exception, as
+		// in Kubernetes: a kubelet registers its node with its status.
 		if f, ok := structField(obj, "Status"); ok {
 			f.Set(reflect.Zero(f.Type()))
 		}
