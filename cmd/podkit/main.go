@@ -38,6 +38,6 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
-	root.AddCommand(newAPIServerCommand(), newImageCommand(), newRegistryCommand())
+	root.AddCommand(newAPIServerCommand(), newSchedulerCommand(), newImageCommand(), newRegistryCommand())
 	return root
 }
