@@ -377,7 +377,7 @@ func TestProtobufClient(t *testing.T) {
 func TestNodeKeepsStatusOnCreate(t *testing.T) {
 	ts := newTestServer(t)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
-		Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
+		Capacity:   corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	out, err := ts.client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{})
 	require.NoError(t, err)

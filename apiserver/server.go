@@ -109,6 +109,7 @@ type Server struct {
 	groups    []schema.GroupVersion // discovery order
 
 	metrics  *metrics
+	encoded  *encodeCache
 	gatherer prometheus.Gatherer
 	readOnly chan struct{}
 	mutating chan struct{}
@@ -168,6 +169,7 @@ func New(cfg Config) (*Server, error) {
 		now:       cfg.Clock,
 		resources: map[schema.GroupVersion]map[string]*Resource{},
 		ordered:   cfg.Resources,
+		encoded:   newEncodeCache(4096),
 	}
 	s.codecs = podscheme.Codecs(s.scheme)
 	s.fields = cfg.Fields

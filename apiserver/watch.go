@@ -129,6 +129,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	events := s.metrics.watchEvts.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind)
 
 	enc := streaming.NewEncoder(t.info.StreamSerializer.Framer.NewFrameWriter(w), t.info.StreamSerializer.Serializer)
+	write := func(typ watch.EventType, data []byte) error {
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
+			return err
+		}
+		events.Inc()
+		return rc.Flush()
+	}
 	send := func(typ watch.EventType, obj runtime.Object) error {
 		out, gv := obj, res.GroupVersion
 		if st, ok := obj.(*metav1.Status); ok {
@@ -144,11 +151,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		if err := s.encoderFor(t.info.Serializer, out, gv).Encode(out, &buf); err != nil {
 			return err
 		}
-		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: buf.Bytes()}}); err != nil {
-			return err
-		}
-		events.Inc()
-		return rc.Flush()
+		return write(typ, buf.Bytes())
 	}
 
 	if watchErr != nil {
@@ -177,18 +180,23 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			if !ok {
 				return nil
 			}
-			obj := ev.Object
-			switch ev.Type {
-			case watch.Bookmark:
-				if !p.bookmarks {
-					continue
+			var err error
+			switch {
+			case ev.Type == watch.Bookmark && !p.bookmarks:
+				continue
+			case ev.Type == watch.Bookmark || ev.Type == watch.Error:
+				err = send(ev.Type, ev.Object)
+			case t.as == "":
+				// Event objects are shared with every other watcher: encode
+				// once for all of them.
+				var data []byte
+				if data, err = s.encodeShared(t, ev.Object, res.GroupVersion); err == nil {
+					err = write(ev.Type, data)
 				}
-			case watch.Error:
 			default:
-				// Event objects are shared with other watchers: encode a copy.
-				obj = obj.DeepCopyObject()
+				err = send(ev.Type, ev.Object.DeepCopyObject())
 			}
-			if err := send(ev.Type, obj); err != nil {
+			if err != nil {
 				return s.streamEnded(err)
 			}
 		}
