@@ -63,9 +63,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
-		try := obj.DeepCopyObject()
-		tm, _ := meta.Accessor(try)
+		try := obj
 		if generated {
+			// Admission may have changed the object: each name gets a
+			// fresh copy of what the client sent.
+			try = obj.DeepCopyObject()
+			tm, _ := meta.Accessor(try)
 			tm.SetName(tm.GetGenerateName() + utilrand.String(5))
 		}
 		out, err := s.createObject(r.Context(), res, info.Namespace, try, dry)

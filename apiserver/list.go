@@ -31,7 +31,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 	if err != nil {
 		return err
 	}
-	opts := storage.ListOptions{Predicate: sel.predicate(), Continue: q.Get("continue")}
+	// The list is only encoded, and typed lists hold copies of the items'
+	// structs anyway: no need for the store to deep-copy every object.
+	opts := storage.ListOptions{Predicate: sel.predicate(), Continue: q.Get("continue"), ReadOnly: true}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.ParseInt(l, 10, 64)
 		if err != nil || n < 0 {

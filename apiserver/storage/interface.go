@@ -39,6 +39,10 @@ type ListOptions struct {
 	Limit int64
 	// Continue is the token of a previous ListResult for the same prefix.
 	Continue string
+	// ReadOnly promises that the caller will not modify the returned
+	// objects (nor their TypeMeta), so the store may return the objects it
+	// keeps instead of copies. Stores are free to copy anyway.
+	ReadOnly bool
 }
 
 // ListResult is one page of a List.

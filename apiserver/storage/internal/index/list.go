@@ -54,7 +54,11 @@ func (v *View) List(prefix, start string, opts storage.ListOptions) (*storage.Li
 			remaining++
 			return true
 		}
-		res.Items = append(res.Items, it.Obj.DeepCopyObject())
+		if opts.ReadOnly {
+			res.Items = append(res.Items, it.Obj)
+		} else {
+			res.Items = append(res.Items, it.Obj.DeepCopyObject())
+		}
 		lastKey = it.Key
 		return true
 	})
