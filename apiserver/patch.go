@@ -144,7 +144,40 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, pt types.Pat
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	var patched []byte
+	patched, err := patchJSON(pt, curJSON, patch, newObj)
+	if err != nil {
+		return nil, err
+	}
+	hdr := r.Clone(r.Context())
+	hdr.Header.Set("Content-Type", "application/json")
+	obj, err := s.decode(w, hdr, patched, gvk, newObj(), false)
+	if err != nil {
+		return nil, err
+	}
+	cm, _ := meta.Accessor(cur)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if m.GetName() != cm.GetName() {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), cm.GetName()))
+	}
+	// The patched object lives where the URL says.
+	m.SetNamespace(cm.GetNamespace())
+	return obj, nil
+}
+
+// patchJSON applies a JSON, merge or strategic merge patch to a JSON
+// document. The patch libraries panic on some malformed patches (a JSON
+// patch replacing the root with no value, say): such a patch is the
+// client's error, answered 422, not a server crash.
+func patchJSON(pt types.PatchType, curJSON, patch []byte, newObj func() runtime.Object) (patched []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			patched, err = nil, newStatusError(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+				fmt.Sprintf("the server rejected our request due to an error in our request: invalid patch: %v", p), "")
+		}
+	}()
 	switch pt {
 	case types.JSONPatchType:
 		p, err := jsonpatch.DecodePatch(patch)
@@ -168,21 +201,5 @@ func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, pt types.Pat
 			return nil, newStatusError(http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, err.Error(), "")
 		}
 	}
-	hdr := r.Clone(r.Context())
-	hdr.Header.Set("Content-Type", "application/json")
-	obj, err := s.decode(w, hdr, patched, gvk, newObj(), false)
-	if err != nil {
-		return nil, err
-	}
-	cm, _ := meta.Accessor(cur)
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
-	}
-	if m.GetName() != cm.GetName() {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), cm.GetName()))
-	}
-	// The patched object lives where the URL says.
-	m.SetNamespace(cm.GetNamespace())
-	return obj, nil
+	return patched, nil
 }
