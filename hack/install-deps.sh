@@ -8,6 +8,8 @@ need ca-certificates
 need iproute2
 # image: skopeo is the peer of the pull benchmark
 need skopeo
+# cni: the reference CNI plugins (bridge, host-local, loopback) for the libcni adapter tests
+need containernetworking-plugins
 if [ ${#pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install: ${pkgs[*]}" >&2
