@@ -163,11 +163,18 @@ func TestHostOOMKillIsDetected(t *testing.T) {
 	assert.LessOrEqual(t, s.MemoryUsageBytes, uint64(32<<20))
 
 	require.NoError(t, tr.Remove(ctx, pp))
-	select {
-	case _, ok := <-events:
-		assert.False(t, ok, "the watch ends when the cgroup is removed")
-	case <-time.After(30 * time.Second):
-		t.Fatal("OOM watch still open after removal")
+	// The kernel may signal the OOM more than once; the watch must end
+	// (close its channel) once the cgroup is gone.
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-events:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("OOM watch still open after removal")
+		}
 	}
 }
 
