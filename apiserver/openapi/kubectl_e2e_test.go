@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/podkit/podkit/internal/testutil"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -39,7 +40,7 @@ func kubectlBinaries(t *testing.T) []string {
 		}
 	}
 	if len(out) == 0 {
-		t.Skip("no kubectl binary found; set PODKIT_KUBECTL")
+		testutil.SkipOrFail(t, "no kubectl binary found; set PODKIT_KUBECTL")
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/podkit/podkit/internal/testutil"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -107,10 +108,7 @@ func findItem(list runtime.Object, name string) (runtime.Object, bool) {
 func TestRealKubectlGet(t *testing.T) {
 	kubectl := os.Getenv("PODKIT_KUBECTL") // a specific kubectl, e.g. kubectl.1.27
 	if kubectl == "" {
-		var err error
-		if kubectl, err = exec.LookPath("kubectl"); err != nil {
-			t.Skip("kubectl not installed")
-		}
+		kubectl = testutil.Kubectl(t, 32) // skips, or fails under PODKIT_PRIVILEGED=require
 	}
 	p := newTestPrinter(t)
 	pods := podList()
