@@ -29,25 +29,9 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if res.Resource == "bindings" {
 		return s.createBinding(w, r, info, "")
 	}
-	t, err := s.negotiate(r)
+	t, dry, obj, m, err := s.readWrite(w, r, res)
 	if err != nil {
 		return err
-	}
-	dry, err := isDryRun(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeBody(w, r, body, res.GroupVersionKind(), res.New())
-	if err != nil {
-		return err
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
 	}
 	if err := checkNamespace(res, m, info.Namespace); err != nil {
 		return err
@@ -144,4 +128,26 @@ func (s *Server) ensureServiceAccount(ctx context.Context, namespace, name strin
 		return fmt.Errorf("service account %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// readWrite reads what POST and PUT share: the response representation,
+// dryRun, and the decoded body with its metadata.
+func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, res *Resource) (t target, dry bool, obj runtime.Object, m metav1.Object, err error) {
+	if t, err = s.negotiate(r); err != nil {
+		return
+	}
+	if dry, err = isDryRun(r); err != nil {
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return
+	}
+	if obj, err = s.decodeBody(w, r, body, res.GroupVersionKind(), res.New()); err != nil {
+		return
+	}
+	if m, err = meta.Accessor(obj); err != nil {
+		err = apierrors.NewBadRequest(err.Error())
+	}
+	return
 }

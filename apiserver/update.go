@@ -26,25 +26,9 @@ func (errNoop) Error() string { return "no change" }
 
 // update serves PUT of an object (and of its status subresource).
 func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-	t, err := s.negotiate(r)
+	t, dry, obj, m, err := s.readWrite(w, r, res)
 	if err != nil {
 		return err
-	}
-	dry, err := isDryRun(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeBody(w, r, body, res.GroupVersionKind(), res.New())
-	if err != nil {
-		return err
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return apierrors.NewBadRequest(err.Error())
 	}
 	if m.GetName() != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
