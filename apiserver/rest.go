@@ -88,8 +88,7 @@ func (s *Server) checkScope(res *Resource, info requestInfo) error {
 		}
 	}
 	if info.Subresource == "" && !res.AllowsVerb(info.Verb) {
-		return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			fmt.Sprintf("the server does not allow this method on the requested resource"), "")
+		return errMethodNotAllowed
 	}
 	return nil
 }
@@ -113,8 +112,12 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, res *Resource
 	case "deletecollection":
 		return s.deleteCollection(w, r, res, info)
 	}
-	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource", "")
+	return errMethodNotAllowed
 }
+
+// errMethodNotAllowed is kube-apiserver's 405 for a verb a resource does not serve.
+var errMethodNotAllowed = newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
+	"the server does not allow this method on the requested resource", "")
 
 // key returns the storage key of a request's object.
 func key(res *Resource, namespace, name string) string {

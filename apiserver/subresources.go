@@ -37,7 +37,7 @@ func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request, res *Resour
 		}
 		return s.patch(w, r, res, info)
 	}
-	return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource", "")
+	return errMethodNotAllowed
 }
 
 var scaleGVK = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
@@ -106,7 +106,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 		return s.respond(w, r, http.StatusOK, t, scaleRes, scale)
 	case "update", "patch":
 	default:
-		return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource", "")
+		return errMethodNotAllowed
 	}
 	dry, err := isDryRun(r)
 	if err != nil {
@@ -186,7 +186,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 // serveBinding serves POST pods/{name}/binding.
 func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
 	if info.Verb != "create" {
-		return newStatusError(http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource", "")
+		return errMethodNotAllowed
 	}
 	return s.createBinding(w, r, info, info.Name)
 }
