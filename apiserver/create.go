@@ -96,7 +96,7 @@ func (s *Server) createObject(ctx context.Context, res *Resource, namespace stri
 		s.finish(ctx, a, nil)
 		return obj, nil
 	}
-	out, err := s.store.Create(ctx, key(res, namespace, m.GetName()), obj)
+	out, err := s.storeFor(res).Create(ctx, key(res, namespace, m.GetName()), obj)
 	s.finish(ctx, a, err)
 	if err != nil {
 		return nil, storageError(err, res.GroupResource(), m.GetName())

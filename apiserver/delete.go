@@ -110,7 +110,7 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 	k := key(res, namespace, name)
 	gr := res.GroupResource()
 	dry := len(opts.DryRun) > 0
-	cur, err := s.store.Get(ctx, k)
+	cur, err := s.storeFor(res).Get(ctx, k)
 	if err != nil {
 		return nil, false, storageError(err, gr, name)
 	}
@@ -128,7 +128,7 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 		if dry {
 			return cur, true, nil
 		}
-		out, err := s.store.Delete(ctx, k, func(obj runtime.Object) error {
+		out, err := s.storeFor(res).Delete(ctx, k, func(obj runtime.Object) error {
 			if err := checkPreconditions(opts.Preconditions, obj, gr, name); err != nil {
 				return err
 			}
@@ -147,7 +147,7 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 	if dry {
 		return cur, false, nil
 	}
-	out, err = s.store.Update(ctx, k, func(obj runtime.Object) (runtime.Object, error) {
+	out, err = s.storeFor(res).Update(ctx, k, func(obj runtime.Object) (runtime.Object, error) {
 		if err := checkPreconditions(opts.Preconditions, obj, gr, name); err != nil {
 			return nil, err
 		}
@@ -287,7 +287,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, res *R
 	if err != nil {
 		return err
 	}
-	result, err := s.store.List(r.Context(), listPrefix(res, info), storage.ListOptions{Predicate: sel.predicate()})
+	result, err := s.storeFor(res).List(r.Context(), listPrefix(res, info), storage.ListOptions{Predicate: sel.predicate()})
 	if err != nil {
 		return storageError(err, res.GroupResource(), "")
 	}

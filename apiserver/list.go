@@ -44,7 +44,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, res *Resource, inf
 	if err := s.checkListResourceVersion(r, q.Get("resourceVersion"), q.Get("resourceVersionMatch"), opts.Continue != ""); err != nil {
 		return err
 	}
-	result, err := s.store.List(r.Context(), listPrefix(res, info), opts)
+	result, err := s.storeFor(res).List(r.Context(), listPrefix(res, info), opts)
 	if err != nil {
 		return storageError(err, res.GroupResource(), "")
 	}

@@ -146,7 +146,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, res *Resource, info
 	if err != nil {
 		return err
 	}
-	obj, err := s.store.Get(r.Context(), key(res, info.Namespace, info.Name))
+	obj, err := s.storeFor(res).Get(r.Context(), key(res, info.Namespace, info.Name))
 	if err != nil {
 		return storageError(err, res.GroupResource(), info.Name)
 	}

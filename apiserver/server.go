@@ -110,6 +110,7 @@ type Server struct {
 
 	metrics  *metrics
 	encoded  *encodeCache
+	events   storage.Store // events.k8s.io/v1 over the core events
 	gatherer prometheus.Gatherer
 	readOnly chan struct{}
 	mutating chan struct{}
@@ -170,6 +171,7 @@ func New(cfg Config) (*Server, error) {
 		resources: map[schema.GroupVersion]map[string]*Resource{},
 		ordered:   cfg.Resources,
 		encoded:   newEncodeCache(4096),
+		events:    newEventsStore(cfg.Store),
 	}
 	s.codecs = podscheme.Codecs(s.scheme)
 	s.fields = cfg.Fields
@@ -248,6 +250,15 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	return nil
+}
+
+// storeFor returns the store serving res: events.k8s.io/v1 events live
+// with the core events, converted; everything else is stored as served.
+func (s *Server) storeFor(res *Resource) storage.Store {
+	if res.GroupVersion == gvEvents && res.Resource == "events" {
+		return s.events
+	}
+	return s.store
 }
 
 // lookup finds the resource a request addresses.

@@ -94,7 +94,7 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 		}
 		return obj, nil
 	}
-	out, err := s.store.Update(ctx, k, tryUpdate)
+	out, err := s.storeFor(res).Update(ctx, k, tryUpdate)
 	s.finish(ctx, last, err)
 	var noop errNoop
 	if errors.As(err, &noop) {
@@ -115,7 +115,7 @@ func (s *Server) finishDeletionIfDone(ctx context.Context, res *Resource, obj ru
 	}
 	m, _ := meta.Accessor(obj)
 	uid := m.GetUID()
-	out, err := s.store.Delete(ctx, key(res, m.GetNamespace(), m.GetName()), func(cur runtime.Object) error {
+	out, err := s.storeFor(res).Delete(ctx, key(res, m.GetNamespace(), m.GetName()), func(cur runtime.Object) error {
 		cm, _ := meta.Accessor(cur)
 		if cm.GetUID() != uid || !deletionComplete(res, cur) {
 			return errNotDone

@@ -95,7 +95,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	var from uint64
 	var watchErr error
 	if p.sendInitial || p.rv == "" || p.rv == "0" {
-		result, err := s.store.List(ctx, prefix, storage.ListOptions{Predicate: pred})
+		result, err := s.storeFor(res).List(ctx, prefix, storage.ListOptions{Predicate: pred})
 		if err != nil {
 			return storageError(err, res.GroupResource(), "")
 		}
@@ -103,7 +103,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	} else if from, err = strconv.ParseUint(p.rv, 10, 64); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", p.rv))
 	}
-	sw, err := s.store.Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: from, Predicate: pred, Bookmarks: p.bookmarks, NewFunc: res.New})
+	sw, err := s.storeFor(res).Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: from, Predicate: pred, Bookmarks: p.bookmarks, NewFunc: res.New})
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the requested
 		// revision answers 200 with a single ERROR event (410 Expired).
