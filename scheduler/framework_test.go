@@ -117,7 +117,7 @@ func TestNewFrameworkErrors(t *testing.T) {
 		{"nil plugin", Profile{Plugins: []PluginSpec{{Name: "x"}}}},
 		{"duplicate", Profile{Plugins: []PluginSpec{{Name: "x", Plugin: scoreByName{}}, {Name: "x", Plugin: scoreByName{}}}}},
 		{"no extension point", Profile{Plugins: []PluginSpec{{Name: "x", Plugin: 42}}}},
-		{"points not implemented", Profile{Plugins: []PluginSpec{{Name: "x", Plugin: scoreByName{}, Points: PointFilter}}}},
+		{"plugin lacks an enabled extension point", Profile{Plugins: []PluginSpec{{Name: "x", Plugin: scoreByName{}, Points: PointFilter}}}},
 		{"negative weight", Profile{Plugins: []PluginSpec{{Name: "x", Plugin: scoreByName{}, Weight: -1}}}},
 		{"bad percentage", Profile{PercentageOfNodesToScore: ptr(int32(101))}},
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/podkit/podkit/apiserver/storage"
 	"github.com/podkit/podkit/apiserver/storage/internal/engine"
-	"github.com/podkit/podkit/apiserver/storage/internal/index"
 	"github.com/podkit/podkit/apiserver/storage/watchcache"
 )
 
@@ -62,16 +61,9 @@ func Open(path string, codec runtime.Codec, opts ...Option) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt store %s: loading: %w", path, err)
 	}
-	e, err := engine.New(engine.Config{
-		Persister: p,
-		Canonical: p.canonical,
-		Revision:  rev,
-		Items:     items,
-		Watch:     o.watch,
-		Index:     index.Options{SnapshotTTL: o.snapshotTTL, Clock: o.clock},
-		MaxBatch:  o.maxBatch,
-		Logger:    o.logger,
-	})
+	cfg := o.engine
+	cfg.Persister, cfg.Canonical, cfg.Revision, cfg.Items = p, p.canonical, rev, items
+	e, err := engine.New(cfg)
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt store %s: %w", path, err)

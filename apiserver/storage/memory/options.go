@@ -1,94 +1,41 @@
 package memory
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
 	"k8s.io/utils/clock"
 
-	"github.com/podkit/podkit/apiserver/storage/watchcache"
+	"github.com/podkit/podkit/apiserver/storage/internal/engine"
 )
 
-// Option configures a Store.
-type Option func(*options) error
-
-type options struct {
-	watch       []watchcache.Option
-	snapshotTTL time.Duration
-	clock       clock.WithTicker
-	logger      *slog.Logger
-}
+// Option configures a Store. The settings are shared with the bolt store;
+// their rules live in one place (the stores' common engine).
+type Option = engine.Option
 
 // WithHistory sets how many recent events are kept for watches that start
 // in the past (default 10,000); older starts fail with storage.ErrGone.
-func WithHistory(events int) Option {
-	return func(o *options) error {
-		o.watch = append(o.watch, watchcache.WithCapacity(events))
-		return nil
-	}
-}
+func WithHistory(events int) Option { return engine.WithHistory(events) }
 
 // WithHistoryMaxAge also forgets events older than d (default: keep them
 // until the history is full).
-func WithHistoryMaxAge(d time.Duration) Option {
-	return func(o *options) error {
-		o.watch = append(o.watch, watchcache.WithMaxAge(d))
-		return nil
-	}
-}
+func WithHistoryMaxAge(d time.Duration) Option { return engine.WithHistoryMaxAge(d) }
 
 // WithWatcherBuffer sets how many events a watcher may have pending before
 // it is dropped (default 1,000).
-func WithWatcherBuffer(events int) Option {
-	return func(o *options) error {
-		o.watch = append(o.watch, watchcache.WithWatcherBuffer(events))
-		return nil
-	}
-}
+func WithWatcherBuffer(events int) Option { return engine.WithWatcherBuffer(events) }
 
 // WithBookmarkInterval sets how often watchers asking for bookmarks get one
 // (default 5s).
-func WithBookmarkInterval(d time.Duration) Option {
-	return func(o *options) error {
-		o.watch = append(o.watch, watchcache.WithBookmarkInterval(d))
-		return nil
-	}
-}
+func WithBookmarkInterval(d time.Duration) Option { return engine.WithBookmarkInterval(d) }
 
 // WithContinueTTL sets how long after its last use the snapshot behind a
 // continue token is kept (default 5m); later pages fail with
 // storage.ErrContinueExpired.
-func WithContinueTTL(d time.Duration) Option {
-	return func(o *options) error {
-		if d <= 0 {
-			return fmt.Errorf("continue TTL %s: must be positive", d)
-		}
-		o.snapshotTTL = d
-		return nil
-	}
-}
+func WithContinueTTL(d time.Duration) Option { return engine.WithContinueTTL(d) }
 
 // WithClock sets the clock of bookmarks, history ages and snapshot TTLs.
-func WithClock(c clock.WithTicker) Option {
-	return func(o *options) error {
-		if c == nil {
-			return fmt.Errorf("clock: nil")
-		}
-		o.clock = c
-		o.watch = append(o.watch, watchcache.WithClock(c))
-		return nil
-	}
-}
+func WithClock(c clock.WithTicker) Option { return engine.WithClock(c) }
 
 // WithLogger sets the logger (default slog.Default()).
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) error {
-		if l == nil {
-			return fmt.Errorf("logger: nil")
-		}
-		o.logger = l
-		o.watch = append(o.watch, watchcache.WithLogger(l))
-		return nil
-	}
-}
+func WithLogger(l *slog.Logger) Option { return engine.WithLogger(l) }

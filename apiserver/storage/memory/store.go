@@ -9,7 +9,6 @@ import (
 
 	"github.com/podkit/podkit/apiserver/storage"
 	"github.com/podkit/podkit/apiserver/storage/internal/engine"
-	"github.com/podkit/podkit/apiserver/storage/internal/index"
 	"github.com/podkit/podkit/apiserver/storage/watchcache"
 )
 
@@ -23,17 +22,13 @@ var _ storage.Store = (*Store)(nil)
 // New returns an empty Store at revision 0. Options only fail on
 // programming errors (a negative size, a nil clock): New panics then.
 func New(opts ...Option) *Store {
-	var o options
+	var cfg engine.Config
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if err := opt(&cfg); err != nil {
 			panic(fmt.Sprintf("memory store: %v", err))
 		}
 	}
-	e, err := engine.New(engine.Config{
-		Watch:  o.watch,
-		Index:  index.Options{SnapshotTTL: o.snapshotTTL, Clock: o.clock},
-		Logger: o.logger,
-	})
+	e, err := engine.New(cfg)
 	if err != nil {
 		panic(fmt.Sprintf("memory store: %v", err))
 	}
