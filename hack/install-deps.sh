@@ -10,6 +10,10 @@ need iproute2
 need skopeo
 # cni: the reference CNI plugins (bridge, host-local, loopback) for the libcni adapter tests
 need containernetworking-plugins
+# sandbox: the OCI runtimes behind sandbox/oci, and busybox for shell-based test images
+need runc
+need crun
+need busybox-static
 if [ ${#pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install: ${pkgs[*]}" >&2

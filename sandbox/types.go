@@ -187,6 +187,9 @@ const (
 	ReasonCompleted = "Completed"
 	ReasonError     = "Error"
 	ReasonOOMKilled = "OOMKilled"
+	// ReasonStartError: the entrypoint could not be executed (exit code
+	// 128, as containerd reports it).
+	ReasonStartError = "StartError"
 )
 
 // ContainerStatus is a container as the runner reports it.
