@@ -37,14 +37,14 @@ func TestTaskLogs(t *testing.T) {
 	assert.Zero(t, st.ExitCode)
 	assert.False(t, st.FinishedAt.Before(st.CreatedAt))
 	lines := logLines(t, spec.LogPath)
-	assert.Subset(t, lines, []string{"stdout F out1", "stderr F err1", "stdout F no newline", "stdout F out2", "stdout F tail"})
+	assert.Subset(t, lines, []string{"stdout F out1", "stderr F err1", "stdout F no newline", "stdout F out2", "stdout P tail"})
 	var outs []string
 	for _, l := range lines {
 		if strings.HasPrefix(l, "stdout") {
 			outs = append(outs, l)
 		}
 	}
-	assert.Equal(t, []string{"stdout F out1", "stdout F no newline", "stdout F out2", "stdout F tail"}, outs, "stdout in order")
+	assert.Equal(t, []string{"stdout F out1", "stdout F no newline", "stdout F out2", "stdout P tail"}, outs, "stdout in order")
 	require.NoError(t, c.Delete(ctx, "logs"))
 	assert.NoDirExists(t, filepath.Join(root, tasksDir, "logs"))
 	assert.FileExists(t, spec.LogPath, "the log belongs to the runtime")
