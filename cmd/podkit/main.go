@@ -3,6 +3,8 @@
 package main
 
 import (
+	"github.com/podkit/podkit/sandbox/native"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,7 @@ import (
 )
 
 func main() {
+	native.Init() // the supervisor, container init and exec helper are re-execs of this binary
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCommand().ExecuteContext(ctx); err != nil {

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func run(cmd string, args []string) int {
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ignoring SIGTERM")
-		select {}
+		forever()
 	case "id":
 		groups, _ := os.Getgroups()
 		sort.Ints(groups)
@@ -124,6 +125,14 @@ func run(cmd string, args []string) int {
 	return 0
 }
 
+// forever blocks for good. (An empty select would trip the runtime's
+// deadlock detector when no other goroutine exists.)
+func forever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
 func arg(args []string, i int, def string) string {
 	if i < len(args) {
 		return args[i]
@@ -143,7 +152,7 @@ func atoi(s string) int {
 func sleep(args []string) int {
 	s := arg(args, 0, "inf")
 	if s == "inf" || s == "infinity" {
-		select {}
+		forever()
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -266,7 +275,9 @@ func alloc(mib int) int {
 		buf = append(buf, b)
 	}
 	fmt.Printf("allocated %d MiB\n", mib)
-	select {}
+	forever()
+	runtime.KeepAlive(buf)
+	return 0
 }
 
 // orphan starts a child in its own session and exits at once, so the child
