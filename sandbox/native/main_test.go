@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/sys/mountinfo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/podkit/podkit/cni"
 	"github.com/podkit/podkit/cni/cnitest"
 	"github.com/podkit/podkit/internal/testutil"
+	"github.com/podkit/podkit/overlay"
 	"github.com/podkit/podkit/sandbox"
 	"github.com/podkit/podkit/sandbox/native"
 )
@@ -58,6 +60,15 @@ func newNode(t *testing.T) *node {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		waitSupervisorGone(t, n.root)
+		left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(n.root))
+		assert.NoError(t, err)
+		for _, m := range left {
+			t.Errorf("mount left behind: %s", m.Mountpoint)
+		}
+		ents, _ := os.ReadDir(filepath.Join(n.root, "sandboxes"))
+		assert.Empty(t, ents, "sandbox dirs left behind")
+		ents, _ = os.ReadDir(filepath.Join(n.root, "containers"))
+		assert.Empty(t, ents, "container dirs left behind")
 		assert.NoError(t, n.bridge.Cleanup(ctx))
 		assert.NoError(t, n.bridge.Close())
 		assert.NoError(t, n.tree.Cleanup(ctx))
@@ -113,4 +124,8 @@ func waitSupervisorGone(t *testing.T, root string) {
 
 func podConfig(name string) *sandbox.SandboxConfig {
 	return &sandbox.SandboxConfig{Pod: sandbox.PodMeta{Name: name, Namespace: "default", UID: fmt.Sprintf("%s-%s", name, cnitest.RandomHex(4))}}
+}
+
+func testboxOverlay(lower, upper, work string) []overlay.Mount {
+	return []overlay.Mount{{Type: "overlay", Source: "overlay", Options: []string{"lowerdir=" + lower, "upperdir=" + upper, "workdir=" + work}}}
 }

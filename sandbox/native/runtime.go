@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -158,6 +159,24 @@ func (r *Runtime) load(ctx context.Context) error {
 	}
 	for _, c := range cs {
 		r.containers[c.ID] = c
+	}
+	// A runtime that died inside CreateTask may have left a task the
+	// records do not know: remove it.
+	tasks, err := r.sup.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list supervisor tasks: %w", err)
+	}
+	for _, t := range tasks {
+		if _, ok := r.containers[t.ID]; ok {
+			continue
+		}
+		if sid, ok := strings.CutPrefix(t.ID, "pause-"); ok && r.sandboxes[sid] != nil {
+			continue
+		}
+		r.log.Warn("removing a supervisor task no record knows", "task", t.ID)
+		if err := r.sup.Delete(ctx, t.ID, supervisor.WithForce()); err != nil && !errors.Is(err, supervisor.ErrNotFound) {
+			return fmt.Errorf("remove unknown task %s: %w", t.ID, err)
+		}
 	}
 	return nil
 }
