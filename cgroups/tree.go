@@ -20,13 +20,16 @@ import (
 
 // Names of the tree, as the kubelet's cgroupfs driver names them.
 const (
-	DefaultRoot        = "/kubepods"
-	BurstableTier      = "burstable"
-	BestEffortTier     = "besteffort"
-	podCgroupPrefix    = "pod"
-	defaultPollPeriod  = 10 * time.Millisecond
-	unifiedMountpoint  = "/sys/fs/cgroup"
-	defaultOOMLiveness = time.Second
+	DefaultRoot       = "/kubepods"
+	BurstableTier     = "burstable"
+	BestEffortTier    = "besteffort"
+	podCgroupPrefix   = "pod"
+	defaultPollPeriod = 10 * time.Millisecond
+	unifiedMountpoint = "/sys/fs/cgroup"
+	// hybridUnifiedMountpoint is where systemd mounts cgroup2 beside the
+	// v1 hierarchies.
+	hybridUnifiedMountpoint = "/sys/fs/cgroup/unified"
+	defaultOOMLiveness      = time.Second
 )
 
 // ResourcePIDs names the node-allocatable process IDs, as the kubelet's
@@ -196,8 +199,10 @@ func New(opts ...Option) (*Tree, error) {
 		switch cgroupsv3.Mode() {
 		case cgroupsv3.Unified:
 			o.driver = &v2{mountpoint: unifiedMountpoint, mkdir: mkdir, livenessPoll: defaultOOMLiveness}
-		case cgroupsv3.Legacy, cgroupsv3.Hybrid:
+		case cgroupsv3.Legacy:
 			o.driver = &v1{hierarchy: cachedHierarchy(cgroup1.Default)}
+		case cgroupsv3.Hybrid:
+			o.driver = &v1{hierarchy: cachedHierarchy(cgroup1.Default), unified: hybridUnifiedMountpoint}
 		default:
 			return nil, fmt.Errorf("cgroups: no cgroup filesystem mounted: %w", ErrUnsupported)
 		}

@@ -21,6 +21,11 @@ type v1 struct {
 	// hierarchy is the cached result of the configured cgroup1.Hierarchy:
 	// discovering the mounts reads /proc/self/mountinfo, once is enough.
 	hierarchy cgroup1.Hierarchy
+	// unified is the cgroup2 mount of a hybrid host ("" otherwise). podkit
+	// creates nothing there, but OCI runtimes (runc, crun) mirror each
+	// container's cgroup path into it; dirs reports such leftovers so
+	// Remove deletes them too.
+	unified string
 }
 
 // cachedHierarchy memoises h; a failure is retried on the next call.
@@ -194,6 +199,11 @@ func (d *v1) dirs(path string) []string {
 			}
 		}
 	}
+	if d.unified != "" {
+		if dir := filepath.Join(d.unified, path); dirExists(dir) {
+			out = append(out, dir)
+		}
+	}
 	return out
 }
 
@@ -226,4 +236,9 @@ func (d *v1) swapAccounting(string) bool {
 	}
 	_, err = os.Stat(filepath.Join(dir, "memory.memsw.limit_in_bytes"))
 	return err == nil
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -146,6 +146,9 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 		task.Exec = &supervisor.ExecSpec{Argv: h.CreateCommand(b), Dir: b.Dir, PidFile: b.PidFile}
 	}
 	if _, err := r.sup.CreateTask(ctx, task); err != nil {
+		if ce, ok := h.(interface{ CreateError(*Bundle, error) error }); ok {
+			return ce.CreateError(b, err) // the OCI runtime's own log and hints
+		}
 		return err
 	}
 	return r.saveContainer(rec)
@@ -174,6 +177,11 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return err
 	}
 	b := r.bundle(rec, st.Pid)
+	// The entrypoint may exit before Start returns: take the start time
+	// first, and hold the exit event back until Started is published.
+	done := r.starting(id)
+	defer done()
+	startedAt := r.now()
 	if h == nil {
 		err = startNative(ctx, b.Dir)
 	} else {
@@ -182,12 +190,39 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	rec.StartedAt = r.now()
+	rec.StartedAt = startedAt
 	if err := r.saveContainer(rec); err != nil {
 		return err
 	}
 	r.evts.publish(sandbox.ContainerEvent{ContainerID: id, SandboxID: rec.SandboxID, Type: sandbox.ContainerStarted, Time: rec.StartedAt})
 	return nil
+}
+
+// starting marks a start in flight until the returned func is called;
+// waitStarted blocks until no start of id is in flight.
+func (r *Runtime) starting(id string) func() {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.inflight[id] = ch
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		delete(r.inflight, id)
+		r.mu.Unlock()
+		close(ch)
+	}
+}
+
+func (r *Runtime) waitStarted(ctx context.Context, id string) {
+	r.mu.Lock()
+	ch := r.inflight[id]
+	r.mu.Unlock()
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // StopContainer sends the stop signal, waits up to grace, then SIGKILLs.

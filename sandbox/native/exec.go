@@ -128,6 +128,7 @@ func (r *Runtime) forwardExits(ctx context.Context) {
 			continue
 		}
 		for st := range ch {
+			r.waitStarted(ctx, st.ID) // Started goes out before Stopped
 			rec, err := r.getContainer(st.ID)
 			if err != nil {
 				continue // the pause process, or a removed container

@@ -68,6 +68,8 @@ type Runtime struct {
 	mu         sync.Mutex
 	sandboxes  map[string]*sandboxRecord
 	containers map[string]*containerRecord
+	// inflight holds the starts in progress (see starting).
+	inflight map[string]chan struct{}
 	// busy serialises operations per sandbox or container ID.
 	busy *keyLock
 }
@@ -110,7 +112,8 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{
 		cfg: cfg, log: cfg.Logger, now: cfg.Clock, sup: sup, evts: newFanout(),
 		sandboxes: map[string]*sandboxRecord{}, containers: map[string]*containerRecord{},
-		busy: newKeyLock(),
+		inflight: map[string]chan struct{}{},
+		busy:     newKeyLock(),
 	}
 	if err := r.load(ctx); err != nil {
 		sup.Close()
