@@ -1,0 +1,87 @@
+package inproc_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/podkit/podkit/apiserver"
+	"github.com/podkit/podkit/apiserver/app"
+	"github.com/podkit/podkit/apiserver/storage/memory"
+	"github.com/podkit/podkit/internal/inproc"
+)
+
+func newClient(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	st := memory.New()
+	cfg, err := app.DefaultConfig(st, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv, err := apiserver.New(*cfg)
+	require.NoError(t, err)
+	require.NoError(t, srv.Bootstrap(t.Context()))
+	return kubernetes.NewForConfigOrDie(inproc.RESTConfig(srv.Handler()))
+}
+
+func TestClientGoOverInproc(t *testing.T) {
+	c := newClient(t)
+	ctx := t.Context()
+	w, err := c.CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	defer w.Stop()
+	_, err = c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	select {
+	case ev := <-w.ResultChan():
+		assert.Equal(t, watch.Added, ev.Type)
+		assert.Equal(t, "a", ev.Object.(*corev1.ConfigMap).Name)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event")
+	}
+	_, err = c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{})
+	assert.True(t, apierrors.IsAlreadyExists(err), "errors keep their Status: %v", err)
+	list, err := c.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, list.Items, 1)
+}
+
+func TestClosingTheBodyEndsTheHandler(t *testing.T) {
+	done := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(done)
+	})
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://x/stream", nil)
+	require.NoError(t, err)
+	resp, err := inproc.Transport(h).RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, resp.Body.Close())
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("handler still running after the body was closed")
+	}
+}
+
+func TestPanicIsAnError(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
+	req, _ := http.NewRequest(http.MethodGet, "http://x/", nil)
+	resp, err := inproc.Transport(h).RoundTrip(req)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	_, err = io.ReadAll(resp.Body)
+	assert.ErrorContains(t, err, "boom")
+}
