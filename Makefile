@@ -14,9 +14,11 @@ build:
 run: build
 	./$(BIN) apiserver --data-dir .podkit --port 6443 --write-kubeconfig .podkit/kubeconfig
 
-# Installs what the tests need (Debian packages, idempotent).
+# Installs what the tests need (Debian packages, host cgroup setup;
+# idempotent).
 deps:
 	./hack/install-deps.sh
+	./hack/host-setup.sh
 
 vet:
 	$(GO) vet ./...
