@@ -8,6 +8,7 @@ all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/podkit
+	$(GO) build -o bin/podkit-init ./sandbox/cmd/podkit-init
 
 # The main job on its embedded defaults: the API server over bbolt in
 # ./.podkit on 127.0.0.1:6443, with a kubeconfig at ./.podkit/kubeconfig.

@@ -140,7 +140,7 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	}
 	if h == nil {
 		task.Kind = supervisor.KindNative
-		task.Native = &supervisor.NativeSpec{SpecPath: filepath.Join(b.Dir, "config.json"), StateDir: b.Dir, CgroupProcs: procsFiles(cgroupDirs)}
+		task.Native = &supervisor.NativeSpec{SpecPath: filepath.Join(b.Dir, "config.json"), StateDir: b.Dir, CgroupProcs: procsFiles(cgroupDirs), InitBinary: r.cfg.InitBinary}
 	} else {
 		task.Kind = supervisor.KindExec
 		task.Exec = &supervisor.ExecSpec{Argv: h.CreateCommand(b), Dir: b.Dir, PidFile: b.PidFile}

@@ -56,7 +56,7 @@ func (r *Runtime) ExecSync(ctx context.Context, id string, cmd []string, timeout
 	if h == nil {
 		code, err = nsinit.Exec(ctx, nsinit.ExecConfig{
 			Pid: st.Pid, Process: &p, Stdout: &stdout, Stderr: &stderr,
-			Place: r.placer(rec.Cgroup), Binary: r.cfg.Binary,
+			Place: r.placer(rec.Cgroup), Binary: r.initBinary(),
 		})
 	} else {
 		code, err = h.Exec(ctx, r.bundle(rec, st.Pid), &p, &stdout, &stderr)
@@ -172,7 +172,7 @@ func (r *Runtime) startPause(ctx context.Context, rec *sandboxRecord) error {
 	}
 	st, err := r.sup.CreateTask(ctx, supervisor.TaskSpec{
 		ID: id, Kind: supervisor.KindNative,
-		Native: &supervisor.NativeSpec{SpecPath: filepath.Join(dir, "pause.json"), StateDir: dir, CgroupProcs: procs},
+		Native: &supervisor.NativeSpec{SpecPath: filepath.Join(dir, "pause.json"), StateDir: dir, CgroupProcs: procs, InitBinary: r.cfg.InitBinary},
 		Labels: map[string]string{"sandbox": rec.ID, "role": "pause"},
 	})
 	if err != nil {
@@ -184,3 +184,11 @@ func (r *Runtime) startPause(ctx context.Context, rec *sandboxRecord) error {
 
 // pauseAnnotation marks the spec of a pause process for the launcher.
 const pauseAnnotation = "io.podkit.sandbox/pause"
+
+// initBinary is the executable for nsinit's child modes.
+func (r *Runtime) initBinary() string {
+	if r.cfg.InitBinary != "" {
+		return r.cfg.InitBinary
+	}
+	return r.cfg.Binary
+}

@@ -38,7 +38,7 @@ func launch(ctx context.Context, spec supervisor.NativeSpec, stdout, stderr *os.
 		return 0, fmt.Errorf("decode spec %s: %w", spec.SpecPath, err)
 	}
 	if s.Annotations[pauseAnnotation] == "true" {
-		pc := nsinit.PauseConfig{StateDir: filepath.Dir(filepath.Dir(spec.StateDir)), Place: place}
+		pc := nsinit.PauseConfig{StateDir: filepath.Dir(filepath.Dir(spec.StateDir)), Place: place, Binary: spec.InitBinary}
 		if s.Linux != nil {
 			for _, ns := range s.Linux.Namespaces {
 				switch ns.Type {
@@ -54,7 +54,7 @@ func launch(ctx context.Context, spec supervisor.NativeSpec, stdout, stderr *os.
 		return nsinit.StartPause(ctx, pc)
 	}
 	return nsinit.Create(ctx, nsinit.CreateConfig{
-		Spec: &s, StateDir: spec.StateDir, Stdout: stdout, Stderr: stderr, Place: place,
+		Spec: &s, StateDir: spec.StateDir, Stdout: stdout, Stderr: stderr, Place: place, Binary: spec.InitBinary,
 	})
 }
 

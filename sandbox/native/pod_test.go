@@ -5,6 +5,8 @@ import (
 	"errors"
 	"github.com/podkit/podkit/cni"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +120,33 @@ func TestFailedSandboxIsUndone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, sbs)
 	assert.ElementsMatch(t, []string{"lo", n.env.BridgeName}, n.env.NodeLinks(t), "the pod's veth is gone")
+}
+
+// TestInitBinary runs containers (and an exec) through the small
+// podkit-init executable instead of a re-exec of the test binary.
+func TestInitBinary(t *testing.T) {
+	n := newNode(t)
+	bin := filepath.Join(t.TempDir(), "podkit-init")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/podkit-init").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	ctx := t.Context()
+	r, err := native.New(ctx, native.Config{Root: n.root, Network: n.bridge, Cgroups: n.tree, InitBinary: bin,
+		SupervisorIdleExit: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer r.Close()
+	cfg := podConfig("small")
+	cfg.LogDirectory = t.TempDir()
+	cfg.SharePID = true
+	sb, err := r.RunPodSandbox(ctx, cfg)
+	require.NoError(t, err)
+	defer r.RemovePodSandbox(context.Background(), sb.ID)
+	assert.Equal(t, "hello", run(t, r, sb, "hello", "print", "hello"))
+	mounts, _ := testutil.TestboxMounts(t)
+	id, err := r.CreateContainer(ctx, sb.ID, &sandbox.ContainerConfig{Name: "sleeper", Rootfs: mounts, Command: []string{"/bin/testbox", "sleep", "inf"}})
+	require.NoError(t, err)
+	require.NoError(t, r.StartContainer(ctx, id))
+	res, err := r.ExecSync(ctx, id, []string{"/bin/testbox", "hostname"}, 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "small\n", string(res.Stdout))
+	require.NoError(t, r.RemovePodSandbox(ctx, sb.ID))
 }

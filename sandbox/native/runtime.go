@@ -49,6 +49,11 @@ type Config struct {
 	// Binary is re-executed for the supervisor and the container init
 	// (/proc/self/exe when empty); its main must call Init first.
 	Binary string
+	// InitBinary, when set, is re-executed for the container init, the
+	// exec helper and the Go pause instead of Binary: a small executable
+	// whose main calls Init (cmd/podkit-init) starts containers ~3 ms
+	// faster than a large binary (docs/benchmarks.md).
+	InitBinary string
 	// SupervisorIdleExit is how long the supervisor lingers with no
 	// containers and no runtime connected (its default when zero).
 	SupervisorIdleExit time.Duration

@@ -22,15 +22,15 @@ import (
 // (as crun with a default spec does); "pod-namespaces" joins pinned
 // network, IPC and UTS namespaces, as a pod's containers do;
 // "small-binary" is pod-namespaces with the init re-executing
-// cmd/podkit-nsinit instead of the (larger) test binary.
+// sandbox/cmd/podkit-init instead of the (larger) test binary.
 func BenchmarkCreateStart(b *testing.B) {
 	r := newRootfs(b)
 	pod := testSpec(r.path, "exit", "0")
 	setNamespace(pod, specs.NetworkNamespace, pinNS(b, unix.CLONE_NEWNET, nil), false)
 	setNamespace(pod, specs.IPCNamespace, pinNS(b, unix.CLONE_NEWIPC, nil), false)
 	setNamespace(pod, specs.UTSNamespace, pinUTS(b, "bench"), false)
-	small := filepath.Join(b.TempDir(), "podkit-nsinit")
-	out, err := exec.Command("go", "build", "-o", small, "./cmd/podkit-nsinit").CombinedOutput()
+	small := filepath.Join(b.TempDir(), "podkit-init")
+	out, err := exec.Command("go", "build", "-o", small, "../../cmd/podkit-init").CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	for _, bc := range []struct {
 		name   string

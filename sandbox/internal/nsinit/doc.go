@@ -108,6 +108,6 @@
 // AppArmor/SELinux labels or hooks: specs asking for the first four are
 // rejected with ErrInvalidSpec, the rest are ignored. openat2 needs Linux
 // 5.6. The re-executed binary's size and package initialisation are part
-// of every container start; cmd/podkit-nsinit is a small binary for
+// of every container start; sandbox/cmd/podkit-init is a small binary for
 // CreateConfig.Binary that keeps them to about a millisecond.
 package nsinit

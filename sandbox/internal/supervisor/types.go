@@ -81,6 +81,9 @@ type NativeSpec struct {
 	// CgroupProcs are the cgroup.procs files the process's pid is written
 	// to before it runs.
 	CgroupProcs []string
+	// InitBinary is the executable the launcher re-executes as the
+	// container init ("" : the supervisor's own binary).
+	InitBinary string `json:",omitempty"`
 }
 
 // ExecSpec is the command of a KindExec task: it runs with the task's log
