@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench PodCgroup -benchtime 300x ./cgroups/
 func BenchmarkPodCgroup(b *testing.B) {
 	testutil.RequireRoot(b)
-	root := "/podkit-bench-" + randomSuffix()
+	root := "/podkit-cgbench-" + randomSuffix()
 	tr, err := cgroups.New(cgroups.WithRoot(root), cgroups.WithPodPidsLimit(1024))
 	if err != nil {
 		b.Fatal(err)

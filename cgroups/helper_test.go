@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 // leakedCgroups finds test cgroups left in any hierarchy.
 func leakedCgroups() []string {
 	var out []string
-	for _, pattern := range []string{"/sys/fs/cgroup/podkit-test-*", "/sys/fs/cgroup/*/podkit-test-*", "/sys/fs/cgroup/podkit-bench-*", "/sys/fs/cgroup/*/podkit-bench-*"} {
+	for _, pattern := range []string{"/sys/fs/cgroup/podkit-cgtest-*", "/sys/fs/cgroup/*/podkit-cgtest-*", "/sys/fs/cgroup/podkit-cgbench-*", "/sys/fs/cgroup/*/podkit-cgbench-*"} {
 		m, _ := filepath.Glob(pattern)
 		out = append(out, m...)
 	}

@@ -25,7 +25,7 @@ import (
 func hostTree(t *testing.T, opts ...cgroups.Option) *cgroups.Tree {
 	t.Helper()
 	testutil.RequireRoot(t)
-	root := "/podkit-test-" + randomSuffix()
+	root := "/podkit-cgtest-" + randomSuffix()
 	tr, err := cgroups.New(append([]cgroups.Option{cgroups.WithRoot(root)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() {

@@ -39,7 +39,7 @@ func cgroup2Mount(t *testing.T) string {
 func TestV2DriverOnTheKernel(t *testing.T) {
 	testutil.RequireRoot(t)
 	d := &v2{mountpoint: cgroup2Mount(t), mkdir: mkdir, livenessPoll: 20 * time.Millisecond}
-	base := "/podkit-test-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	base := "/podkit-cgtest-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	p := base + "/pod/c"
 	ctx := context.Background()
 	t.Cleanup(func() {
@@ -105,7 +105,7 @@ func TestV2DriverReportsMissingControllers(t *testing.T) {
 		t.Skip("the cpu controller is available here")
 	}
 	d := &v2{mountpoint: mnt, mkdir: mkdir}
-	base := "/podkit-test-nocpu-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	base := "/podkit-cgtest-nocpu-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	t.Cleanup(func() { assert.NoError(t, removeDirs(context.Background(), d.dirs(base), time.Millisecond)) })
 	shares := uint64(512)
 	err = d.ensure(base+"/x", &specs.LinuxResources{CPU: &specs.LinuxCPU{Shares: &shares}})
