@@ -125,6 +125,8 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv sc
 				ar.Kind, ar.Verbs = "Binding", verbsCreate
 			case "finalize":
 				ar.Verbs = []string{"update"}
+			case "log":
+				ar.Verbs = []string{"get"}
 			}
 			list.APIResources = append(list.APIResources, ar)
 		}

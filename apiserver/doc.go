@@ -4,7 +4,8 @@
 // A request flows: filters (panic recovery, in-flight limit, body cap,
 // metrics) → routing (/api, /apis, discovery, /openapi, /version, health) →
 // the generic REST handlers (get, list, watch, create, update, patch, delete,
-// deletecollection and the status, scale, binding and finalize subresources)
+// deletecollection and the status, scale, binding and finalize subresources;
+// pods/log is streamed from the pod's kubelet through Config.KubeletClient)
 // → admission (apiserver/admission: mutators, the object's validation,
 // validators) → storage (apiserver/storage), whose watch feeds every
 // component downstream: the scheduler, the kubelets and the controllers.

@@ -63,13 +63,14 @@ func (s *Server) withRecovery(next http.Handler) http.Handler {
 	})
 }
 
-// isLongRunning reports watches, which do not count against in-flight limits.
+// isLongRunning reports watches and pod logs, which do not count against
+// in-flight limits.
 func isLongRunning(r *http.Request) bool {
 	if r.Method != http.MethodGet {
 		return false
 	}
 	w := r.URL.Query().Get("watch")
-	return w == "1" || w == "true"
+	return w == "1" || w == "true" || isPodLogPath(r.URL.Path)
 }
 
 // withInflightLimit bounds concurrent requests like kube-apiserver's

@@ -36,7 +36,8 @@ type Resource struct {
 	// New and NewList return empty objects of the resource's Go types.
 	New     func() runtime.Object
 	NewList func() runtime.Object
-	// Subresources served: "status", "scale", "binding", "finalize".
+	// Subresources served: "status", "scale", "binding", "finalize",
+	// "log" (pods).
 	Subresources []string
 	// GracefulDelete marks resources (pods) whose deletion first sets a
 	// deletionTimestamp and waits for the node to confirm.
@@ -121,7 +122,7 @@ func DefaultResources() []*Resource {
 			ShortNames: []string{"no"}, Subresources: []string{"status"}, FieldLabels: []string{"spec.unschedulable"},
 			New: func() runtime.Object { return &corev1.Node{} }, NewList: func() runtime.Object { return &corev1.NodeList{} }},
 		{GroupVersion: gvCore, Resource: "pods", Singular: "pod", Kind: "Pod", Namespaced: true,
-			ShortNames: []string{"po"}, Categories: categoriesAll, Subresources: []string{"status", "binding"},
+			ShortNames: []string{"po"}, Categories: categoriesAll, Subresources: []string{"status", "binding", "log"},
 			GracefulDelete: true, FieldLabels: podFields,
 			New: func() runtime.Object { return &corev1.Pod{} }, NewList: func() runtime.Object { return &corev1.PodList{} }},
 		{GroupVersion: gvCore, Resource: "resourcequotas", Singular: "resourcequota", Kind: "ResourceQuota", Namespaced: true,

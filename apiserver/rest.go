@@ -63,6 +63,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, res *Reso
 		err = s.serveScale(rec, r, res, info)
 	case "binding":
 		err = s.serveBinding(rec, r, res, info)
+	case "log":
+		err = s.servePodLog(rec, r, res, info)
 	default:
 		err = notFoundPath(r)
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	MinRequestTimeout time.Duration
 	// Version is served at /version.
 	Version *version.Info
+	// KubeletClient reaches nodes' kubelets for pods/log; nil means
+	// DefaultKubeletClient(nil): plain HTTP to the node's address.
+	KubeletClient KubeletClientFunc
 }
 
 // Admission is the admission chain as the REST handlers call it.
@@ -115,6 +118,7 @@ type Server struct {
 	readOnly chan struct{}
 	mutating chan struct{}
 	handler  http.Handler
+	kubelet  KubeletClientFunc // pods/log
 }
 
 // New builds a server; call Bootstrap before serving to create the built-in
@@ -160,6 +164,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Admission == nil {
 		cfg.Admission = noAdmission{}
 	}
+	if cfg.KubeletClient == nil {
+		cfg.KubeletClient = DefaultKubeletClient(nil)
+	}
 	s := &Server{
 		cfg:       cfg,
 		log:       cfg.Logger,
@@ -172,6 +179,7 @@ func New(cfg Config) (*Server, error) {
 		ordered:   cfg.Resources,
 		encoded:   newEncodeCache(4096),
 		events:    newEventsStore(cfg.Store),
+		kubelet:   cfg.KubeletClient,
 	}
 	s.codecs = podscheme.Codecs(s.scheme)
 	s.fields = cfg.Fields

@@ -91,6 +91,9 @@ func OpenAPIResources(resources []*apiserver.Resource) []openapi.Resource {
 			or.List = r.NewList()
 		}
 		for _, sub := range r.Subresources {
+			if sub == "log" {
+				continue // streaming subresources are not described
+			}
 			s := openapi.Subresource{Name: sub, Verbs: []string{"get", "patch", "update"}}
 			switch sub {
 			case "scale":
