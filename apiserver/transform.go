@@ -74,13 +74,21 @@ func (s *Server) transform(ctx context.Context, r *http.Request, t target, res *
 
 // partial returns the object's metadata as PartialObjectMetadata.
 func partial(obj runtime.Object) *metav1.PartialObjectMetadata {
+	if oma, ok := obj.(metav1.ObjectMetaAccessor); ok { // every typed object
+		if m, ok := oma.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			return &metav1.PartialObjectMetadata{ObjectMeta: *m.DeepCopy()}
+		}
+	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
 		return nil
 	}
-	m, ok := acc.(*metav1.ObjectMeta)
-	if !ok {
-		return nil
-	}
-	return &metav1.PartialObjectMetadata{ObjectMeta: *m.DeepCopy()}
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+		Name: acc.GetName(), GenerateName: acc.GetGenerateName(), Namespace: acc.GetNamespace(),
+		UID: acc.GetUID(), ResourceVersion: acc.GetResourceVersion(), Generation: acc.GetGeneration(),
+		CreationTimestamp: acc.GetCreationTimestamp(), DeletionTimestamp: acc.GetDeletionTimestamp(),
+		DeletionGracePeriodSeconds: acc.GetDeletionGracePeriodSeconds(),
+		Labels:                     acc.GetLabels(), Annotations: acc.GetAnnotations(), OwnerReferences: acc.GetOwnerReferences(),
+		Finalizers: acc.GetFinalizers(), ManagedFields: acc.GetManagedFields(),
+	}}
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 
 	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/app"
@@ -84,4 +85,32 @@ func TestPanicIsAnError(t *testing.T) {
 	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 	_, err = io.ReadAll(resp.Body)
 	assert.ErrorContains(t, err, "boom")
+}
+
+// The metadata client (garbage collector, namespace controller) gets
+// objects as PartialObjectMetadata.
+func TestMetadataClient(t *testing.T) {
+	st := memory.New()
+	cfg, err := app.DefaultConfig(st, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv, err := apiserver.New(*cfg)
+	require.NoError(t, err)
+	require.NoError(t, srv.Bootstrap(t.Context()))
+	rc := inproc.RESTConfig(srv.Handler())
+	c := kubernetes.NewForConfigOrDie(rc)
+	ctx := t.Context()
+	_, err = c.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "m", Labels: map[string]string{"a": "b"}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	md := metadata.NewForConfigOrDie(rc)
+	gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+	list, err := md.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var names []string
+	for _, i := range list.Items {
+		names = append(names, i.Name)
+	}
+	assert.Contains(t, names, "m")
+	got, err := md.Resource(gvr).Namespace("default").Get(ctx, "m", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "b"}, got.Labels)
 }
