@@ -100,7 +100,7 @@ func New(ctx context.Context, rc *rest.Config, cfg controller.ManagerConfig, o O
 			return nodelifecycle.New(c, nlOpts...)
 		},
 		"taint-eviction": func(c *controller.Context) (controller.Controller, error) { return tainteviction.New(c) },
-		job.Name: func(c *controller.Context) (controller.Controller, error) { return job.New(c, jobOpts...) },
+		job.Name:         func(c *controller.Context) (controller.Controller, error) { return job.New(c, jobOpts...) },
 		job.TTLName: func(c *controller.Context) (controller.Controller, error) {
 			return job.NewTTLController(c, 0)
 		},
