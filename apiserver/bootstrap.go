@@ -15,9 +15,14 @@ import (
 var SystemNamespaces = []string{metav1.NamespaceDefault, metav1.NamespaceSystem, metav1.NamespacePublic, corev1.NamespaceNodeLease}
 
 // Bootstrap creates what every cluster starts with: the system namespaces
-// and their default service accounts. It is idempotent, so a restarted
-// server on a stored cluster changes nothing.
+// and their default service accounts, and — once the server's port is
+// known (Config.AdvertisePort) — the `kubernetes` service and its
+// endpoints. It loads the Service allocations from the store first. It is
+// idempotent, so a restarted server on a stored cluster changes nothing.
 func (s *Server) Bootstrap(ctx context.Context) error {
+	if err := s.services.Sync(ctx); err != nil {
+		return fmt.Errorf("apiserver: %w", err)
+	}
 	nsRes, ok := s.lookup(gvCore, "namespaces")
 	if !ok {
 		return errors.New("apiserver: namespaces are not served")
@@ -34,6 +39,11 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 		if err := s.ensureServiceAccount(ctx, name, "default"); err != nil {
 			return fmt.Errorf("apiserver: %w", err)
 		}
+	}
+	if err := s.ReconcileKubernetesService(ctx); err != nil {
+		// RunControllers retries: a user's Service holding the first
+		// address must not keep the API server from starting.
+		s.log.Warn("creating the kubernetes service", "err", err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/podkit/podkit/apiserver/admission"
 	"github.com/podkit/podkit/apiserver/fieldmanager"
+	"github.com/podkit/podkit/apiserver/servicealloc"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
@@ -79,16 +80,25 @@ func checkNamespace(res *Resource, m metav1.Object, urlNamespace string) error {
 	return nil
 }
 
-// createObject runs admission and validation on obj and stores it.
+// createObject runs admission and validation on obj and stores it. A
+// Service's cluster IP and node ports are reserved between validation and
+// validating admission, and given back if the create fails.
 func (s *Server) createObject(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
 	m, _ := meta.Accessor(obj)
 	info := requestInfo{Verb: "create", GroupVersion: res.GroupVersion, Resource: res.Resource, Namespace: namespace, Name: m.GetName()}
 	a := attributes(admission.Create, res, info, obj, nil, dry)
+	var alloc *servicealloc.Txn
 	err := s.admit(ctx, a, func() error {
 		s.prepareForCreate(res, obj)
-		return s.validateCreate(res, obj)
+		if err := s.validateCreate(res, obj); err != nil {
+			return err
+		}
+		var err error
+		alloc, err = s.allocateCreate(ctx, res, obj, dry)
+		return err
 	})
 	if err != nil {
+		alloc.Revert()
 		s.finish(ctx, a, err)
 		return nil, err
 	}
@@ -99,8 +109,10 @@ func (s *Server) createObject(ctx context.Context, res *Resource, namespace stri
 	out, err := s.storeFor(res).Create(ctx, key(res, namespace, m.GetName()), obj)
 	s.finish(ctx, a, err)
 	if err != nil {
+		alloc.Revert()
 		return nil, storageError(err, res.GroupResource(), m.GetName())
 	}
+	alloc.Commit()
 	s.afterCreate(ctx, res, out)
 	return out, nil
 }

@@ -141,6 +141,7 @@ func (s *Server) deleteObject(ctx context.Context, res *Resource, namespace, nam
 			if err != nil {
 				return nil, false, storageError(err, gr, name)
 			}
+			s.afterDelete(res, out)
 			return out, true, nil
 		}
 	}

@@ -10,6 +10,15 @@
 // validators) → storage (apiserver/storage), whose watch feeds every
 // component downstream: the scheduler, the kubelets and the controllers.
 //
+// Services get their cluster IP (Config.ServiceClusterIPRange, default
+// 10.96.0.0/12) and node ports between validation and validating admission,
+// reserved in memory before the write and given back if it fails; the
+// allocator (apiserver/servicealloc) derives its state from the stored
+// Services, loading it at Bootstrap and repairing it from RunControllers.
+// The server also keeps its own `kubernetes` service in `default` —
+// 10.96.0.1:443 with endpoints at Config.AdvertiseAddress — created at
+// Bootstrap (or once Serve knows the port) and recreated when deleted.
+//
 // Objects are the versioned k8s.io/api types throughout — there is no
 // internal version — encoded with apimachinery's JSON, YAML and protobuf
 // serializers, so unmodified kubectl and client-go work against it.

@@ -7,13 +7,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +25,7 @@ import (
 	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/printers"
 	podscheme "github.com/podkit/podkit/apiserver/scheme"
+	"github.com/podkit/podkit/apiserver/servicealloc"
 	"github.com/podkit/podkit/apiserver/storage"
 	"github.com/podkit/podkit/apiserver/validation"
 )
@@ -75,6 +79,35 @@ type Config struct {
 	// KubeletClient reaches nodes' kubelets for pods/log; nil means
 	// DefaultKubeletClient(nil): plain HTTP to the node's address.
 	KubeletClient KubeletClientFunc
+
+	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from,
+	// as kube-apiserver's --service-cluster-ip-range; the zero value means
+	// 10.96.0.0/12. Its first address is the `kubernetes` service's. The
+	// cluster DNS address (10.96.0.10) is not reserved: it lies in the
+	// range's lower, static band, which dynamic allocation uses last, and
+	// the composition creates kube-dns with that explicit IP.
+	ServiceClusterIPRange netip.Prefix
+	// ServiceNodePortRange is where node ports come from
+	// (--service-node-port-range); a zero Size means 30000-32767. The
+	// default Validator checks nodePorts against it; pass the same range
+	// to a Validator of your own (validation.WithNodePortRange).
+	ServiceNodePortRange utilnet.PortRange
+	// ServiceRepairInterval is how often RunControllers checks the
+	// allocations against the stored Services (servicealloc.Repair);
+	// default 3 minutes.
+	ServiceRepairInterval time.Duration
+	// AdvertiseAddress is the address the `kubernetes` service's
+	// endpoints name (--advertise-address); default 127.0.0.1. Pods reach
+	// the API server through 10.96.0.1 only if it is routable from them.
+	AdvertiseAddress netip.Addr
+	// AdvertisePort is the port of those endpoints and the service's
+	// targetPort; 0 means the port Serve listens on (the `kubernetes`
+	// service is then created once Serve starts).
+	AdvertisePort int
+	// KubernetesServiceInterval is how often the `kubernetes` service and
+	// its endpoints are reconciled; default 10s, as kube-apiserver. A
+	// deletion of one of them through the API reconciles at once.
+	KubernetesServiceInterval time.Duration
 }
 
 // Admission is the admission chain as the REST handlers call it.
@@ -119,6 +152,11 @@ type Server struct {
 	mutating chan struct{}
 	handler  http.Handler
 	kubelet  KubeletClientFunc // pods/log
+
+	services      *servicealloc.Allocator
+	advertisePort atomic.Int64  // the `kubernetes` service's targetPort; 0 until known
+	kick          chan struct{} // reconcile the `kubernetes` service now
+	controllers   atomic.Bool   // RunControllers is running
 }
 
 // New builds a server; call Bootstrap before serving to create the built-in
@@ -158,8 +196,21 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.Tables = p
 	}
+	if cfg.ServiceNodePortRange.Size == 0 {
+		cfg.ServiceNodePortRange = servicealloc.DefaultNodePortRange
+	}
 	if cfg.Validator == nil {
-		cfg.Validator = validation.Default()
+		v, err := validation.New(validation.WithNodePortRange(cfg.ServiceNodePortRange.Base, cfg.ServiceNodePortRange.Size))
+		if err != nil {
+			return nil, fmt.Errorf("apiserver: %w", err)
+		}
+		cfg.Validator = v
+	}
+	if !cfg.AdvertiseAddress.IsValid() {
+		cfg.AdvertiseAddress = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	if cfg.KubernetesServiceInterval <= 0 {
+		cfg.KubernetesServiceInterval = 10 * time.Second
 	}
 	if cfg.Admission == nil {
 		cfg.Admission = noAdmission{}
@@ -180,7 +231,19 @@ func New(cfg Config) (*Server, error) {
 		encoded:   newEncodeCache(4096),
 		events:    newEventsStore(cfg.Store),
 		kubelet:   cfg.KubeletClient,
+		kick:      make(chan struct{}, 1),
 	}
+	s.advertisePort.Store(int64(cfg.AdvertisePort))
+	services, err := servicealloc.New(servicealloc.Config{
+		ClusterIPRange: cfg.ServiceClusterIPRange,
+		NodePortRange:  cfg.ServiceNodePortRange,
+		List:           s.listServices,
+		Logger:         cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: %w", err)
+	}
+	s.services = services
 	s.codecs = podscheme.Codecs(s.scheme)
 	s.fields = cfg.Fields
 	if s.fields == nil {
@@ -240,7 +303,20 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Scheme() *runtime.Scheme { return s.scheme }
 
 // Serve serves HTTP on l until ctx is done, then shuts down gracefully.
+// It runs RunControllers alongside, with the `kubernetes` service pointing
+// at l's port unless Config.AdvertisePort names another.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	if tcp, ok := l.Addr().(*net.TCPAddr); ok {
+		s.advertisePort.CompareAndSwap(0, int64(tcp.Port))
+	}
+	controllers := make(chan struct{})
+	defer func() { <-controllers }()
+	ctrlCtx, stopControllers := context.WithCancel(ctx)
+	defer stopControllers()
+	go func() {
+		defer close(controllers)
+		s.RunControllers(ctrlCtx)
+	}()
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,

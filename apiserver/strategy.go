@@ -126,7 +126,7 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 	case *corev1.Secret:
 		mergeStringData(o)
 	case *corev1.Service:
-		keepAllocations(o, old.(*corev1.Service))
+		prepareServiceUpdate(o, old.(*corev1.Service))
 	}
 	if ns, ok := obj.(*corev1.Namespace); ok {
 		// Finalizers of a namespace change only through /finalize.
@@ -157,32 +157,6 @@ func mergeStringData(s *corev1.Secret) {
 		s.Data[k] = []byte(v)
 	}
 	s.StringData = nil
-}
-
-// keepAllocations carries a Service's allocated addresses and ports over an
-// update that leaves them out (kubectl replace, apply), as Kubernetes does.
-func keepAllocations(svc, old *corev1.Service) {
-	if svc.Spec.ClusterIP == "" && len(svc.Spec.ClusterIPs) == 0 {
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = old.Spec.ClusterIP, old.Spec.ClusterIPs
-	}
-	if len(svc.Spec.IPFamilies) == 0 {
-		svc.Spec.IPFamilies = old.Spec.IPFamilies
-	}
-	if svc.Spec.HealthCheckNodePort == 0 {
-		svc.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
-	}
-	if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		for i := range svc.Spec.Ports {
-			if svc.Spec.Ports[i].NodePort != 0 {
-				continue
-			}
-			for _, op := range old.Spec.Ports {
-				if op.Port == svc.Spec.Ports[i].Port && op.Protocol == svc.Spec.Ports[i].Protocol {
-					svc.Spec.Ports[i].NodePort = op.NodePort
-				}
-			}
-		}
-	}
 }
 
 // generateJobSelector gives a Job without manualSelector the selector and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/podkit/podkit/apiserver/admission"
 	"github.com/podkit/podkit/apiserver/fieldmanager"
+	"github.com/podkit/podkit/apiserver/servicealloc"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
@@ -56,7 +57,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	k := key(res, info.Namespace, info.Name)
 	var last *admission.Attributes
+	var alloc *servicealloc.Txn // the current attempt's Service allocations
 	tryUpdate := func(cur runtime.Object) (runtime.Object, error) {
+		alloc.Revert() // a retry on a newer object starts over
+		alloc = nil
 		obj, err := produce(cur)
 		if err != nil {
 			return nil, err
@@ -77,7 +81,12 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 		last = a
 		err = s.admit(ctx, a, func() error {
 			s.prepareForUpdate(res, info.Subresource, obj, cur)
-			return s.validateUpdate(res, info.Subresource, obj, cur)
+			if err := s.validateUpdate(res, info.Subresource, obj, cur); err != nil {
+				return err
+			}
+			var err error
+			alloc, err = s.allocateUpdate(ctx, res, info.Subresource, obj, cur, dry)
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -96,6 +105,11 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 	}
 	out, err := s.storeFor(res).Update(ctx, k, tryUpdate)
 	s.finish(ctx, last, err)
+	if err != nil {
+		alloc.Revert()
+	} else {
+		alloc.Commit()
+	}
 	var noop errNoop
 	if errors.As(err, &noop) {
 		return noop.cur, nil
@@ -128,6 +142,7 @@ func (s *Server) finishDeletionIfDone(ctx context.Context, res *Resource, obj ru
 	if err != nil {
 		return obj, nil //nolint:nilerr // a concurrent writer or deleter took over; the update itself succeeded
 	}
+	s.afterDelete(res, out)
 	return out, nil
 }
 

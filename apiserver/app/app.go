@@ -7,16 +7,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
 	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/scheme"
+	"github.com/podkit/podkit/apiserver/servicealloc"
 	"github.com/podkit/podkit/apiserver/storage"
 	"github.com/podkit/podkit/apiserver/storage/bolt"
 	"github.com/podkit/podkit/apiserver/storage/memory"
+	"github.com/podkit/podkit/apiserver/validation"
 )
 
 // Store backends.
@@ -36,7 +41,18 @@ type Options struct {
 	Port        int
 	// KubeconfigPath, when set, receives a kubeconfig for the server.
 	KubeconfigPath string
-	Logger         *slog.Logger
+	// ServiceClusterIPRange is the CIDR of Services' cluster IPs
+	// (--service-cluster-ip-range); empty means 10.96.0.0/12.
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range of node ports
+	// (--service-node-port-range); a zero Size means 30000-32767.
+	ServiceNodePortRange utilnet.PortRange
+	// AdvertiseAddress is the address the `kubernetes` service's
+	// endpoints name (--advertise-address); empty means BindAddress when
+	// it is a specific address, else 127.0.0.1.
+	AdvertiseAddress string
+
+	Logger *slog.Logger
 	// Configure, when set, may change the server configuration (swap a
 	// stage) before the server is built.
 	Configure func(*apiserver.Config) error
@@ -44,7 +60,8 @@ type Options struct {
 
 // DefaultOptions are the flags' defaults.
 func DefaultOptions() Options {
-	return Options{DataDir: "/var/lib/podkit", Store: StoreBolt, BindAddress: "127.0.0.1", Port: 6443}
+	return Options{DataDir: "/var/lib/podkit", Store: StoreBolt, BindAddress: "127.0.0.1", Port: 6443,
+		ServiceClusterIPRange: servicealloc.DefaultClusterIPRange.String(), ServiceNodePortRange: servicealloc.DefaultNodePortRange}
 }
 
 // APIServer is a running (listening) API server.
@@ -79,40 +96,50 @@ func OpenStore(opts Options) (storage.Store, error) {
 	}
 }
 
-// New opens the store, builds and bootstraps the server, starts listening
-// and writes the kubeconfig. Serve with Run.
+// New opens the store, starts listening, builds and bootstraps the server
+// (the `kubernetes` service targets the port listened on) and writes the
+// kubeconfig. Serve with Run.
 func New(ctx context.Context, opts Options) (*APIServer, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	services, err := serviceOptions(opts)
+	if err != nil {
+		return nil, err
+	}
 	st, err := OpenStore(opts)
 	if err != nil {
-		return nil, err
-	}
-	cfg, err := DefaultConfig(st, opts.Logger)
-	if err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	if opts.Configure != nil {
-		if err := opts.Configure(cfg); err != nil {
-			_ = st.Close()
-			return nil, err
-		}
-	}
-	srv, err := apiserver.New(*cfg)
-	if err != nil {
-		_ = st.Close()
-		return nil, err
-	}
-	if err := srv.Bootstrap(ctx); err != nil {
-		_ = st.Close()
 		return nil, err
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port)))
 	if err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("listening: %w", err)
+	}
+	fail := func(err error) (*APIServer, error) {
+		_ = l.Close()
+		_ = st.Close()
+		return nil, err
+	}
+	cfg, err := DefaultConfig(st, opts.Logger)
+	if err != nil {
+		return fail(err)
+	}
+	if err := services(cfg); err != nil {
+		return fail(err)
+	}
+	cfg.AdvertisePort = l.Addr().(*net.TCPAddr).Port
+	if opts.Configure != nil {
+		if err := opts.Configure(cfg); err != nil {
+			return fail(err)
+		}
+	}
+	srv, err := apiserver.New(*cfg)
+	if err != nil {
+		return fail(err)
+	}
+	if err := srv.Bootstrap(ctx); err != nil {
+		return fail(err)
 	}
 	host := opts.BindAddress
 	if host == "" || host == "0.0.0.0" || host == "::" {
@@ -121,9 +148,7 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 	url := "http://" + net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	if opts.KubeconfigPath != "" {
 		if err := WriteKubeconfig(opts.KubeconfigPath, url, "podkit"); err != nil {
-			_ = l.Close()
-			_ = st.Close()
-			return nil, err
+			return fail(err)
 		}
 	}
 	return &APIServer{Server: srv, Store: st, Listener: l, URL: url, log: opts.Logger}, nil
@@ -139,4 +164,40 @@ func (a *APIServer) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// serviceOptions checks the Service flags and returns what they set in the
+// server configuration: the ranges, the advertise address, and a Validator
+// checking node ports against the range.
+func serviceOptions(opts Options) (func(*apiserver.Config) error, error) {
+	var cidr netip.Prefix
+	if opts.ServiceClusterIPRange != "" {
+		p, err := netip.ParsePrefix(opts.ServiceClusterIPRange)
+		if err != nil {
+			return nil, fmt.Errorf("--service-cluster-ip-range %q: %w", opts.ServiceClusterIPRange, err)
+		}
+		cidr = p
+	}
+	var advertise netip.Addr
+	if opts.AdvertiseAddress != "" {
+		a, err := netip.ParseAddr(opts.AdvertiseAddress)
+		if err != nil {
+			return nil, fmt.Errorf("--advertise-address %q: %w", opts.AdvertiseAddress, err)
+		}
+		advertise = a
+	} else if a, err := netip.ParseAddr(opts.BindAddress); err == nil && !a.IsUnspecified() {
+		advertise = a
+	}
+	ports := opts.ServiceNodePortRange
+	return func(cfg *apiserver.Config) error {
+		cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange, cfg.AdvertiseAddress = cidr, ports, advertise
+		if ports.Size != 0 {
+			v, err := validation.New(validation.WithNodePortRange(ports.Base, ports.Size))
+			if err != nil {
+				return fmt.Errorf("--service-node-port-range %s: %w", ports, err)
+			}
+			cfg.Validator = v
+		}
+		return nil
+	}, nil
 }

@@ -33,5 +33,8 @@ bind address until TLS lands; --write-kubeconfig writes a kubeconfig kubectl can
 	f.StringVar(&opts.BindAddress, "bind-address", opts.BindAddress, "address to listen on")
 	f.IntVar(&opts.Port, "port", opts.Port, "port to listen on (0 picks a free one)")
 	f.StringVar(&opts.KubeconfigPath, "write-kubeconfig", opts.KubeconfigPath, "write a kubeconfig for this server to this file")
+	f.StringVar(&opts.ServiceClusterIPRange, "service-cluster-ip-range", opts.ServiceClusterIPRange, "CIDR Services' cluster IPs are allocated from; its first address is the kubernetes service's")
+	f.Var(&opts.ServiceNodePortRange, "service-node-port-range", "range of node ports of NodePort and LoadBalancer Services")
+	f.StringVar(&opts.AdvertiseAddress, "advertise-address", "", "address the kubernetes service's endpoints point at (default: --bind-address when it is a specific address, else 127.0.0.1)")
 	return cmd
 }
