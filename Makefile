@@ -9,11 +9,13 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/podkit
 	$(GO) build -o bin/podkit-init ./sandbox/cmd/podkit-init
+	CGO_ENABLED=0 $(GO) build -o bin/demo-web ./examples/demo-web
 
-# The main job on its embedded defaults: the API server over bbolt in
-# ./.podkit on 127.0.0.1:6443, with a kubeconfig at ./.podkit/kubeconfig.
+# The main job on its embedded defaults: a whole cluster (podkit up) with
+# its state in ./.podkit, the API server on 127.0.0.1:6443 and a kubeconfig
+# at ./.podkit/kubeconfig. Needs root (namespaces, mounts, cgroups).
 run: build
-	./$(BIN) apiserver --data-dir .podkit --port 6443 --write-kubeconfig .podkit/kubeconfig
+	./$(BIN) up --data-dir .podkit
 
 # Installs what the tests need (Debian packages, host cgroup setup;
 # idempotent).

@@ -25,7 +25,15 @@
 //
 // Each stage is an importable package behind a small interface (Admitter,
 // Validator, Store, Filter/Scorer, SandboxRunner, Networker, Snapshotter,
-// ...), so a caller can replace one stage and keep the rest. The command
-// cmd/podkit runs the components; apiserver/app assembles the reference API
-// server.
+// ...), so a caller can replace one stage and keep the rest.
+//
+// This package is the reference composition. Node wires one node — the
+// kubelet over the native runtime, a bridge network, a cgroup tree, the
+// image store and overlay snapshots, node status and the kubelet's log
+// server — with host-level names derived from the node's name so several
+// nodes share a host. Cluster runs an API server, the controllers, the
+// scheduler, an image registry and N nodes in one process; the components
+// reach the API server in process (no TCP) while kubectl uses its port.
+// Every stage can be replaced through the configuration hooks. The command
+// cmd/podkit runs the components one by one or all together (podkit up).
 package podkit

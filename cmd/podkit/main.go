@@ -41,6 +41,6 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
-	root.AddCommand(newAPIServerCommand(), newSchedulerCommand(), newControllerManagerCommand(), newImageCommand(), newRegistryCommand())
+	root.AddCommand(newAPIServerCommand(), newSchedulerCommand(), newControllerManagerCommand(), newKubeletCommand(), newUpCommand(), newImageCommand(), newRegistryCommand())
 	return root
 }

@@ -54,10 +54,19 @@ func buildPodkit(dir string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
 	bin := filepath.Join(dir, "podkit")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/podkit/podkit/cmd/podkit")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building podkit: %w", err)
+	// podkit, and what `make build` puts next to it: the small container
+	// init and the demo image's program.
+	for _, b := range []struct{ out, pkg string }{
+		{bin, "github.com/podkit/podkit/cmd/podkit"},
+		{filepath.Join(dir, "podkit-init"), "github.com/podkit/podkit/sandbox/cmd/podkit-init"},
+		{filepath.Join(dir, "demo-web"), "github.com/podkit/podkit/examples/demo-web"},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", b.out, b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("building %s: %w", b.pkg, err)
+		}
 	}
 	return bin, nil
 }

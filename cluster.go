@@ -1,0 +1,354 @@
+package podkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/podkit/podkit/apiserver"
+	"github.com/podkit/podkit/apiserver/app"
+	"github.com/podkit/podkit/controller"
+	"github.com/podkit/podkit/controller/controllers"
+	"github.com/podkit/podkit/image/build"
+	"github.com/podkit/podkit/image/registry"
+	"github.com/podkit/podkit/internal/inproc"
+	"github.com/podkit/podkit/sandbox"
+	"github.com/podkit/podkit/scheduler"
+	"github.com/podkit/podkit/scheduler/plugins"
+)
+
+// ClusterConfig configures the reference composition: an API server,
+// the controllers, the scheduler, an image registry and N nodes in one
+// process. Every stage can be replaced through the hooks.
+type ClusterConfig struct {
+	// DataDir holds everything the cluster stores: the API server's
+	// database, the registry, and one directory per node (default
+	// /var/lib/podkit).
+	DataDir string
+	// Nodes is the number of nodes (default 1), named
+	// "<NodePrefix>-<i>" (NodePrefix defaults to "podkit-node"); host-level
+	// names (bridges, cgroup roots, run dirs) derive from them.
+	Nodes      int
+	NodePrefix string
+	// Address and Port are the API server's (default 127.0.0.1:6443;
+	// Port -1 picks a free port).
+	Address string
+	Port    int
+	// Kubeconfig, when set, receives a kubeconfig for kubectl.
+	Kubeconfig string
+	// Store is app.StoreBolt (default) or app.StoreMemory.
+	Store string
+	// ClusterCIDR is the pod range node PodCIDRs come from (default
+	// 10.244.0.0/16).
+	ClusterCIDR netip.Prefix
+	// DemoImages are images to build into the embedded registry: name:tag
+	// → a static executable (its entrypoint). Missing files are skipped
+	// with a warning.
+	DemoImages map[string]string
+	// APIServer may change the API server's configuration (swap a stage).
+	APIServer func(*apiserver.Config) error
+	// Node may change each node's configuration (swap its runtime or
+	// network, or its kubelet's settings).
+	Node func(i int, cfg *NodeConfig)
+	// Controllers tunes the controller manager.
+	Controllers controllers.Options
+	// Profiles are the scheduler's (default: the default profile).
+	Profiles []scheduler.Profile
+	// ShutdownGrace bounds how long Shutdown waits for each container to
+	// stop on its stop signal before killing it (default 10 s).
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger
+}
+
+// Cluster is a running reference composition.
+type Cluster struct {
+	cfg      ClusterConfig
+	log      *slog.Logger
+	api      *app.APIServer
+	rc       *rest.Config
+	client   kubernetes.Interface
+	registry *registry.Server
+	nodes    []*Node
+	images   map[string]string // demo image name → reference
+	unguard  func() error      // removes the cluster CIDR's guard route
+}
+
+// NodeName is the name of the cluster's i-th node (from 1).
+func (c *Cluster) NodeName(i int) string { return fmt.Sprintf("%s-%d", c.cfg.NodePrefix, i) }
+
+// NewCluster opens the cluster's state and listeners. Run starts it.
+func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr error) {
+	if cfg.DataDir == "" {
+		cfg.DataDir = "/var/lib/podkit"
+	}
+	if cfg.Nodes == 0 {
+		cfg.Nodes = 1
+	}
+	if cfg.NodePrefix == "" {
+		cfg.NodePrefix = "podkit-node"
+	}
+	if cfg.Address == "" {
+		cfg.Address = "127.0.0.1"
+	}
+	if cfg.Port == 0 {
+		cfg.Port = 6443
+	} else if cfg.Port < 0 {
+		cfg.Port = 0
+	}
+	if cfg.Store == "" {
+		cfg.Store = app.StoreBolt
+	}
+	if cfg.ShutdownGrace == 0 {
+		cfg.ShutdownGrace = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if len(cfg.Profiles) == 0 {
+		cfg.Profiles = []scheduler.Profile{plugins.DefaultProfile("")}
+	}
+	if !cfg.ClusterCIDR.IsValid() {
+		cfg.ClusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
+	}
+	cfg.Controllers.ClusterCIDR = cfg.ClusterCIDR
+	c := &Cluster{cfg: cfg, log: cfg.Logger, images: map[string]string{}}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("podkit: data dir: %w", err)
+	}
+	unguard, err := guardRoute(cfg.ClusterCIDR)
+	if err != nil {
+		return nil, err
+	}
+	c.unguard = unguard
+	defer func() {
+		if retErr != nil {
+			unguard()
+		}
+	}()
+	api, err := app.New(ctx, app.Options{
+		DataDir: filepath.Join(cfg.DataDir, "apiserver"), Store: cfg.Store, BindAddress: cfg.Address, Port: cfg.Port,
+		KubeconfigPath: cfg.Kubeconfig, Logger: cfg.Logger, Configure: cfg.APIServer,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("podkit: API server: %w", err)
+	}
+	c.api = api
+	// In-process components reach the API server without TCP.
+	c.rc = inproc.RESTConfig(api.Server.Handler())
+	if c.client, err = kubernetes.NewForConfig(c.rc); err != nil {
+		return nil, err
+	}
+	c.registry, err = registry.New(registry.Config{DataDir: filepath.Join(cfg.DataDir, "registry"), Addr: "127.0.0.1:0", Log: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("podkit: registry: %w", err)
+	}
+	if err := c.registry.Start(); err != nil {
+		return nil, fmt.Errorf("podkit: registry: %w", err)
+	}
+	if err := c.seedImages(); err != nil {
+		c.registry.Close()
+		return nil, err
+	}
+	for i := 1; i <= cfg.Nodes; i++ {
+		nc := NodeConfig{Name: c.NodeName(i), Client: c.client, DataDir: filepath.Join(cfg.DataDir, "nodes", c.NodeName(i)),
+			LogDir: filepath.Join(cfg.DataDir, "logs"), Logger: cfg.Logger}
+		if cfg.Node != nil {
+			cfg.Node(i, &nc)
+		}
+		n, err := StartNode(ctx, nc)
+		if err != nil {
+			c.closeNodes()
+			c.registry.Close()
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	return c, nil
+}
+
+// seedImages builds the demo images into the embedded registry.
+func (c *Cluster) seedImages() error {
+	for ref, bin := range c.cfg.DemoImages {
+		if _, err := os.Stat(bin); err != nil {
+			c.log.Warn("demo image skipped: executable missing", "image", ref, "path", bin)
+			continue
+		}
+		img, err := build.FromBinary(bin, build.Config{})
+		if err != nil {
+			return fmt.Errorf("podkit: demo image %s: %w", ref, err)
+		}
+		full := c.registry.Addr() + "/" + ref
+		r, err := name.ParseReference(full)
+		if err != nil {
+			return fmt.Errorf("podkit: demo image %s: %w", ref, err)
+		}
+		if err := remote.Write(r, img); err != nil {
+			return fmt.Errorf("podkit: push demo image %s: %w", full, err)
+		}
+		c.images[ref] = full
+	}
+	return nil
+}
+
+// URL is the API server's address; Kubeconfig the file written for it.
+func (c *Cluster) URL() string { return c.api.URL }
+
+// Client is an in-process client of the cluster's API server.
+func (c *Cluster) Client() kubernetes.Interface { return c.client }
+
+// RESTConfig reaches the API server in process.
+func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rc) }
+
+// Image is the registry reference of a demo image ("" when not seeded).
+func (c *Cluster) Image(ref string) string { return c.images[ref] }
+
+// Registry is the embedded registry's host:port.
+func (c *Cluster) Registry() string { return c.registry.Addr() }
+
+// Nodes are the cluster's nodes.
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Run runs every component until ctx ends or one fails, then stops them
+// all. Pods keep running (Shutdown stops them).
+func (c *Cluster) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 4+len(c.nodes))
+	run := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	run("apiserver", c.api.Run)
+	cm, err := controllers.New(ctx, c.rc, controller.ManagerConfig{Client: c.client, Logger: c.log}, c.cfg.Controllers)
+	if err != nil {
+		return err
+	}
+	run("controller-manager", cm.Run)
+	sched, err := scheduler.New(scheduler.Config{Client: c.client, Profiles: c.cfg.Profiles}, scheduler.WithLogger(c.log))
+	if err != nil {
+		return err
+	}
+	run("scheduler", sched.Run)
+	for _, n := range c.nodes {
+		run("node "+n.cfg.Name, n.Run)
+	}
+	var ferr error
+	select {
+	case <-ctx.Done():
+	case ferr = <-errc:
+		cancel()
+	}
+	wg.Wait()
+	return ferr
+}
+
+// Shutdown stops every pod of every node gracefully (stop signal, then
+// SIGKILL after ShutdownGrace), removes their sandboxes and what the nodes
+// made on the host, and closes the registry. Call it after Run returned.
+func (c *Cluster) Shutdown(ctx context.Context) error {
+	var errs []error
+	var wg sync.WaitGroup
+	for _, n := range c.nodes {
+		if n.runtime == nil {
+			continue
+		}
+		_, cs, err := n.runtime.List(ctx)
+		errs = append(errs, err)
+		var mu sync.Mutex
+		for _, st := range cs {
+			if st.State != sandbox.ContainerStateRunning {
+				continue
+			}
+			wg.Add(1)
+			go func(rt sandbox.SandboxRunner, id string) {
+				defer wg.Done()
+				if err := rt.StopContainer(ctx, id, c.cfg.ShutdownGrace); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}(n.runtime, st.ID)
+		}
+		wg.Wait()
+	}
+	for _, n := range c.nodes {
+		errs = append(errs, n.Shutdown(ctx))
+	}
+	errs = append(errs, c.registry.Close(), c.unguard())
+	return errors.Join(errs...)
+}
+
+func (c *Cluster) closeNodes() {
+	for _, n := range c.nodes {
+		n.close()
+	}
+}
+
+// WaitNodesReady waits until at least n nodes have the Ready condition
+// True, or timeout.
+func WaitNodesReady(ctx context.Context, c kubernetes.Interface, n int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil {
+			ready := 0
+			for _, nd := range nodes.Items {
+				for _, cond := range nd.Status.Conditions {
+					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+						ready++
+					}
+				}
+			}
+			if ready >= n {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("podkit: waiting for %d ready node(s): %w", n, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// guardRoute makes traffic to p unroutable on the host unless a more
+// specific route (a node's bridge) covers it, so packets for pod addresses
+// that no node serves yet never fall through to the default route.
+func guardRoute(p netip.Prefix) (remove func() error, err error) {
+	r := &netlink.Route{
+		Dst:  &net.IPNet{IP: p.Masked().Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+		Type: unix.RTN_UNREACHABLE, Table: unix.RT_TABLE_MAIN,
+	}
+	if err := netlink.RouteReplace(r); err != nil {
+		return nil, fmt.Errorf("podkit: route %s locally (unreachable): %w", p, err)
+	}
+	return func() error {
+		if err := netlink.RouteDel(r); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("podkit: remove the %s guard route: %w", p, err)
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podkit/podkit"
+)
+
+func newUpCommand() *cobra.Command {
+	var cfg podkit.ClusterConfig
+	var clusterCIDR string
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run a whole cluster in this process: API server, controllers, scheduler, registry and N nodes",
+		Long: `Run an all-in-one cluster on embedded defaults: bbolt in --data-dir, an OCI registry on
+127.0.0.1 seeded with the demo image (demo/web:1, from demo-web next to this binary) and busybox
+(when /bin/busybox is static), a kubeconfig for kubectl. Ctrl-C stops every pod gracefully and
+leaves nothing on the host; the next podkit up on the same data dir resumes the cluster.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			start := time.Now()
+			cfg.Logger = slog.Default()
+			if clusterCIDR != "" {
+				p, err := netip.ParsePrefix(clusterCIDR)
+				if err != nil {
+					return fmt.Errorf("--cluster-cidr: %w", err)
+				}
+				cfg.ClusterCIDR = p
+			}
+			if cfg.Kubeconfig == "" {
+				cfg.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
+			}
+			cfg.DemoImages = demoImages()
+			init := initBinary()
+			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary = init }
+			c, err := podkit.NewCluster(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			if err := waitNodesReady(ctx, c, len(c.Nodes())); err != nil {
+				cancel()
+				<-done
+				return shutdown(c, err)
+			}
+			kc, _ := filepath.Abs(cfg.Kubeconfig)
+			fmt.Fprintf(cmd.OutOrStdout(), `podkit is up in %s: API server %s, %d node(s), registry %s
+  images: %v
+  try:    kubectl --kubeconfig %s get nodes -o wide
+Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
+`, time.Since(start).Round(time.Millisecond), c.URL(), len(c.Nodes()), c.Registry(), seeded(c), kc, cfg.DataDir)
+			err = <-done
+			return shutdown(c, err)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Nodes, "nodes", 1, "number of nodes")
+	f.StringVar(&cfg.DataDir, "data-dir", "/var/lib/podkit", "where the cluster keeps its state")
+	f.StringVar(&cfg.Address, "address", "127.0.0.1", "the API server's bind address")
+	f.IntVar(&cfg.Port, "port", 6443, "the API server's port (-1: a free one)")
+	f.StringVar(&cfg.Kubeconfig, "write-kubeconfig", "", "kubeconfig path (default <data-dir>/kubeconfig)")
+	f.StringVar(&cfg.NodePrefix, "node-name-prefix", "podkit-node", "nodes are named <prefix>-1, <prefix>-2, ...")
+	f.StringVar(&clusterCIDR, "cluster-cidr", "10.244.0.0/16", "pod address range node PodCIDRs come from")
+	return cmd
+}
+
+// waitNodesReady waits until n nodes report Ready.
+func waitNodesReady(ctx context.Context, c *podkit.Cluster, n int) error {
+	return podkit.WaitNodesReady(ctx, c.Client(), n, 2*time.Minute)
+}
+
+func shutdown(c *podkit.Cluster, err error) error {
+	slog.Info("podkit: stopping every pod")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if serr := c.Shutdown(ctx); serr != nil {
+		slog.Error("podkit: shutdown", "err", serr)
+		if err == nil {
+			err = serr
+		}
+	}
+	return err
+}
+
+// demoImages lists the demo images: demo-web next to this executable, and
+// busybox when the host's is static.
+func demoImages() map[string]string {
+	imgs := map[string]string{}
+	if exe, err := os.Executable(); err == nil {
+		imgs["demo/web:1"] = filepath.Join(filepath.Dir(exe), "demo-web")
+	}
+	if isStatic("/bin/busybox") {
+		imgs["library/busybox:1"] = "/bin/busybox"
+	}
+	return imgs
+}
+
+func seeded(c *podkit.Cluster) []string {
+	var out []string
+	for _, r := range []string{"demo/web:1", "library/busybox:1"} {
+		if img := c.Image(r); img != "" {
+			out = append(out, img)
+		}
+	}
+	return out
+}
+
+// isStatic reports whether path is an ELF executable without a dynamic
+// loader (PT_INTERP), so it runs alone in an image.
+func isStatic(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
+}

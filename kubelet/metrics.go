@@ -1,0 +1,114 @@
+package kubelet
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/podkit/podkit/sandbox"
+)
+
+// Steps of a pod's start, the label of kubelet_pod_start_step_duration_seconds
+// (the seeds' timing table).
+const (
+	StepAdmit      = "admit"
+	StepCgroup     = "cgroup"
+	StepVolumes    = "volumes"
+	StepSandbox    = "sandbox"
+	StepImage      = "image"
+	StepInit       = "init"
+	StepContainers = "containers"
+)
+
+// metrics are the kubelet's Prometheus metrics, named as Kubernetes names
+// them where it has one.
+type metrics struct {
+	podStart     prometheus.Histogram
+	podStartSLI  prometheus.Histogram
+	podStep      *prometheus.HistogramVec
+	podWorker    *prometheus.HistogramVec
+	runningPods  prometheus.Gauge
+	containers   *prometheus.GaugeVec
+	imagePulls   *prometheus.HistogramVec
+	statusWrites *prometheus.CounterVec
+}
+
+// startBuckets cover a few milliseconds to minutes (Kubernetes' pod start
+// buckets reach 20 minutes; podkit starts pods in milliseconds).
+var startBuckets = []float64{0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120, 300, 600}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	m := &metrics{
+		podStart: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "pod_start_duration_seconds",
+			Help:    "Duration in seconds from the kubelet seeing a pod for the first time to the pod starting to run.",
+			Buckets: startBuckets,
+		}),
+		podStartSLI: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "pod_start_sli_duration_seconds",
+			Help:    "Duration in seconds to start a pod, excluding time to pull images, from the pod's creation timestamp to all its containers running.",
+			Buckets: startBuckets,
+		}),
+		podStep: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "pod_start_step_duration_seconds",
+			Help:    "Duration in seconds of each step of a pod's first start (admit, cgroup, volumes, sandbox, image, init, containers).",
+			Buckets: startBuckets,
+		}, []string{"step"}),
+		podWorker: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "pod_worker_duration_seconds",
+			Help:    "Duration in seconds to sync a single pod, by operation (create, update, sync, terminate).",
+			Buckets: startBuckets,
+		}, []string{"operation"}),
+		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "running_pods",
+			Help: "Number of pods that have a running container.",
+		}),
+		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: "kubelet", Name: "running_containers",
+			Help: "Number of containers currently known to the runtime, by state.",
+		}, []string{"container_state"}),
+		imagePulls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "kubelet", Name: "image_pull_duration_seconds",
+			Help:    "Duration in seconds to pull an image, by outcome.",
+			Buckets: startBuckets,
+		}, []string{"outcome"}),
+		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "kubelet", Name: "pod_status_writes_total",
+			Help: "Pod status writes to the API server, by result.",
+		}, []string{"result"}),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	for _, c := range []prometheus.Collector{m.podStart, m.podStartSLI, m.podStep, m.podWorker, m.runningPods, m.containers, m.imagePulls, m.statusWrites} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// containerStateLabel names a runtime state as Kubernetes' gauge does.
+func containerStateLabel(s sandbox.ContainerState) string {
+	switch s {
+	case sandbox.ContainerStateCreated:
+		return "created"
+	case sandbox.ContainerStateRunning:
+		return "running"
+	case sandbox.ContainerStateExited:
+		return "exited"
+	}
+	return "unknown"
+}
+
+// observeRuntime updates the running pods and containers gauges.
+func (k *Kubelet) observeRuntime() {
+	pods, byState := k.cache.counts()
+	k.metrics.runningPods.Set(float64(pods))
+	for _, s := range []sandbox.ContainerState{sandbox.ContainerStateCreated, sandbox.ContainerStateRunning, sandbox.ContainerStateExited, sandbox.ContainerStateUnknown} {
+		k.metrics.containers.WithLabelValues(containerStateLabel(s)).Set(float64(byState[s]))
+	}
+}
