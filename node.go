@@ -279,8 +279,10 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 		if err := os.MkdirAll(n.cfg.RunDir, 0o711); err != nil {
 			return fmt.Errorf("node %s: %w", n.cfg.Name, err)
 		}
+		// The supervisor outlives the kubelet while containers run; with none
+		// left and no kubelet connected it has nothing to do: exit soon.
 		r, err := native.New(ctx, native.Config{Root: n.cfg.RunDir, Network: netw, Cgroups: n.tree,
-			InitBinary: n.cfg.InitBinary, Logger: n.log})
+			InitBinary: n.cfg.InitBinary, Logger: n.log, SupervisorIdleExit: time.Second})
 		if err != nil {
 			return fmt.Errorf("node %s: runtime: %w", n.cfg.Name, err)
 		}
