@@ -29,10 +29,12 @@ vet:
 fmt:
 	gofmt -l -w $$(git ls-files '*.go')
 
-# The full test suite, privileged tests included (run as root; CI sets
-# PODKIT_PRIVILEGED=require so a root-only test that skips fails instead).
+# The full test suite, privileged tests included. It runs as root with
+# PODKIT_PRIVILEGED=require (a root-only test that would skip fails
+# instead), exactly as .ci/run does; `PODKIT_PRIVILEGED= make test` allows
+# the skips.
 test: deps
-	./hack/test.sh
+	PODKIT_PRIVILEGED=$${PODKIT_PRIVILEGED-require} ./hack/test.sh
 
 test-short:
 	$(GO) test -short ./...

@@ -98,9 +98,9 @@
 // # Differences from Kubernetes
 //
 //   - Service environment variables (enableServiceLinks) are not generated.
-//   - Ephemeral containers, in-place resize, pod-level resources for
-//     sandboxes, device plugins, user namespaces, eviction and node pressure
-//     are not implemented.
+//   - Out of this kubelet's scope so far: ephemeral containers, in-place
+//     resize, pod-level resources for sandboxes, device plugins, user
+//     namespaces, and node-pressure eviction.
 //   - Only NoExecute taints are checked at admission (as the kubelet does);
 //     NoSchedule is the scheduler's.
 //   - Sidecars are restarted but not ordered at termination.

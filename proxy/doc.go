@@ -103,10 +103,11 @@
 // of the sync that programs it) and
 // kubeproxy_sync_proxy_rules_nftables_sync_failures_total.
 //
-// # Not implemented
+// # Scope
 //
-// NodePort, LoadBalancer and externalIPs (only ClusterIPs are proxied),
-// topology hints, externalTrafficPolicy, and IPv6 (family ip6): an
+// Only ClusterIPs are proxied: NodePort, LoadBalancer and externalIPs,
+// topology hints, externalTrafficPolicy, and IPv6 (family ip6) are left to
+// later work; an
 // IPv6-only Service is skipped, a dual-stack one is proxied on its IPv4
 // ClusterIP. Headless and ExternalName Services have nothing to proxy
 // (cluster DNS answers for them), and Services or EndpointSlices labelled

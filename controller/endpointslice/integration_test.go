@@ -163,9 +163,6 @@ func TestHeadlessHostnames(t *testing.T) {
 
 // TestManySlices: 250 ready pods make 3 slices of 100, 100 and 50.
 func TestManySlices(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates 250 pods")
-	}
 	e := newEnv(t)
 	e.createService(t, "big", "10.96.0.52", tcpPort("http", 80, intstr.FromInt32(8080)))
 	for i := range 250 {

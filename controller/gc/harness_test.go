@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,10 +16,9 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/app"
-	"github.com/podkit/podkit/apiserver/storage/memory"
 	"github.com/podkit/podkit/controller"
+	"github.com/podkit/podkit/controller/controllertest"
 	"github.com/podkit/podkit/controller/gc/metaclient"
 	"github.com/podkit/podkit/internal/testutil"
 )
@@ -36,28 +34,11 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	st := memory.New()
-	cfg, err := app.DefaultConfig(st, log)
-	require.NoError(t, err)
-	srv, err := apiserver.New(*cfg)
-	require.NoError(t, err)
-	require.NoError(t, srv.Bootstrap(context.Background()))
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		_ = st.Close()
-	})
-	rc := &rest.Config{Host: hs.URL, QPS: -1}
-	client, err := kubernetes.NewForConfig(rc)
-	require.NoError(t, err)
-	// podkit's API server cannot serve PartialObjectMetadata yet: ForConfig
-	// falls back to the dynamic client then.
-	md, native, err := metaclient.ForConfig(context.Background(), rc)
+	c := controllertest.NewCluster(t)
+	md, native, err := metaclient.ForConfig(context.Background(), c.Config)
 	require.NoError(t, err)
 	t.Logf("metadata client: native PartialObjectMetadata=%v", native)
-	return &cluster{client: client, metadata: md, config: rc, url: hs.URL}
+	return &cluster{client: c.Client, metadata: md, config: c.Config, url: c.URL}
 }
 
 // run runs a controller manager with the given controllers until the test

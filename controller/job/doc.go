@@ -46,8 +46,9 @@
 // Suspended Jobs (spec.suspend) have their active pods deleted and the
 // Suspended condition; resuming resets startTime.
 //
-// Not implemented: podFailurePolicy, successPolicy, backoffLimitPerIndex
-// and managedBy other than the built-in controller (such Jobs are left
-// alone). The TTL-after-finished controller (NewTTLController) deletes
+// Scope: Jobs are driven by completions, parallelism, backoffLimit,
+// activeDeadlineSeconds and suspend; podFailurePolicy, successPolicy and
+// backoffLimitPerIndex do not change how this controller counts, and Jobs
+// whose managedBy names another controller are left to it. The TTL-after-finished controller (NewTTLController) deletes
 // finished Jobs after spec.ttlSecondsAfterFinished.
 package job

@@ -44,8 +44,8 @@
 //
 // Sub-package ipam assigns nodes their PodCIDRs.
 //
-// Not implemented from Kubernetes: zone-aware eviction rate limiting and
-// the "full disruption" mode that stops evictions when every node of a
+// Differences from Kubernetes: evictions are not rate-limited per zone, and
+// there is no "full disruption" mode that stops evictions when every node of a
 // zone is unhealthy, and pod phase changes (Kubernetes stopped marking pods
 // Unknown too; `kubectl get pods` derives that from the node).
 package nodelifecycle

@@ -24,9 +24,6 @@ import (
 // happens on time.
 func TestThousandNodes(t *testing.T) {
 	const nodes, pods = 1000, 10
-	if testing.Short() {
-		t.Skip("simulation")
-	}
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(epoch)
 	goroutines := runtime.NumGoroutine()

@@ -3,7 +3,6 @@ package tainteviction_test
 import (
 	"context"
 	"log/slog"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -13,10 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/podkit/podkit/apiserver"
-	"github.com/podkit/podkit/apiserver/app"
-	"github.com/podkit/podkit/apiserver/storage/memory"
 	"github.com/podkit/podkit/controller"
+	"github.com/podkit/podkit/controller/controllertest"
 )
 
 // cluster is an in-process API server (reference configuration, memory
@@ -28,23 +25,8 @@ type cluster struct {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	st := memory.New()
-	cfg, err := app.DefaultConfig(st, log)
-	require.NoError(t, err)
-	srv, err := apiserver.New(*cfg)
-	require.NoError(t, err)
-	require.NoError(t, srv.Bootstrap(context.Background()))
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		hs.CloseClientConnections()
-		hs.Close()
-		_ = st.Close()
-	})
-	rc := &rest.Config{Host: hs.URL, QPS: -1}
-	client, err := kubernetes.NewForConfig(rc)
-	require.NoError(t, err)
-	return &cluster{client: client, config: rc}
+	c := controllertest.NewCluster(t)
+	return &cluster{client: c.Client, config: c.Config}
 }
 
 // run runs a controller manager with the given controllers until the test

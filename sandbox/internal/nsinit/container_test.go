@@ -3,6 +3,7 @@ package nsinit
 import (
 	"context"
 	"fmt"
+	"github.com/podkit/podkit/internal/testutil"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -217,7 +218,7 @@ func TestCgroupPlacement(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	if len(dirs) == 0 {
-		t.Skip("no cgroup v1 pids or memory hierarchy")
+		testutil.SkipOrFail(t, "no cgroup v1 pids or memory hierarchy mounted")
 	}
 	spec := testSpec(r.path, "cat", "/proc/self/cgroup")
 	c, err := create(t, spec, CgroupPlacer(dirs...))
