@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/podkit
 
-.PHONY: all build run test test-short deps vet fmt fuzz bench clean
+.PHONY: all build run demo test test-short deps vet fmt fuzz bench clean
 
 all: build
 
@@ -16,6 +16,13 @@ build:
 # at ./.podkit/kubeconfig. Needs root (namespaces, mounts, cgroups).
 run: build
 	./$(BIN) up --data-dir .podkit
+
+# The main job on a fresh machine: installs what podkit needs (as make test
+# does), builds it, starts a cluster with its state in ./.podkit, applies
+# examples/manifests, prints the pods and the birth timeline of one, and
+# serves until Ctrl-C (kubeconfig: ./.podkit/kubeconfig). Needs root.
+demo: deps build
+	./$(BIN) demo --data-dir .podkit
 
 # Installs what the tests need (Debian packages, host cgroup setup;
 # idempotent).

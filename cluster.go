@@ -57,12 +57,28 @@ type ClusterConfig struct {
 	// ClusterCIDR is the pod range node PodCIDRs come from (default
 	// 10.244.0.0/16).
 	ClusterCIDR netip.Prefix
+	// ServiceCIDR is the Services' ClusterIP range (default 10.96.0.0/12),
+	// routed locally on every node; the cluster DNS is its tenth address
+	// (services.go).
+	ServiceCIDR netip.Prefix
+	// DNSUpstreams are the cluster DNS's resolvers ("ip:port") for names
+	// outside the cluster domain; empty refuses them.
+	DNSUpstreams []string
 	// DemoImages are images to build into the embedded registry: name:tag
 	// → a static executable (its entrypoint). Missing files are skipped
 	// with a warning.
 	DemoImages map[string]string
 	// APIServer may change the API server's configuration (swap a stage).
 	APIServer func(*apiserver.Config) error
+	// Insecure serves the API server over plain HTTP without
+	// authentication and the kubelets without TLS (app.SecureOptions
+	// .Insecure): for tests and embedding only. By default the API server
+	// serves HTTPS from the cluster PKI in <DataDir>/apiserver/pki, the
+	// kubeconfig holds the admin certificate, and each kubelet serves
+	// HTTPS with its own certificate and authenticates its callers.
+	Insecure bool
+	// DisableBirthTrace leaves the pod birth trace off (see BirthTrace).
+	DisableBirthTrace bool
 	// Node may change each node's configuration (swap its runtime or
 	// network, or its kubelet's settings).
 	Node func(i int, cfg *NodeConfig)
@@ -127,11 +143,14 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr erro
 		cfg.ClusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
 	}
 	cfg.Controllers.ClusterCIDR = cfg.ClusterCIDR
+	if !cfg.ServiceCIDR.IsValid() {
+		cfg.ServiceCIDR = DefaultServiceCIDR
+	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger, images: map[string]string{}}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("podkit: data dir: %w", err)
 	}
-	unguard, err := guardRoute(cfg.ClusterCIDR)
+	unguard, err := guardRoutes(cfg.ClusterCIDR, cfg.ServiceCIDR)
 	if err != nil {
 		return nil, err
 	}
@@ -143,14 +162,16 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr erro
 	}()
 	api, err := app.New(ctx, app.Options{
 		DataDir: filepath.Join(cfg.DataDir, "apiserver"), Store: cfg.Store, BindAddress: cfg.Address, Port: cfg.Port,
-		KubeconfigPath: cfg.Kubeconfig, Logger: cfg.Logger, Configure: cfg.APIServer,
+		KubeconfigPath: cfg.Kubeconfig, Logger: cfg.Logger, Configure: c.configureAPIServer,
+		ServiceClusterIPRange: cfg.ServiceCIDR.String(), Secure: app.SecureOptions{Insecure: cfg.Insecure},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("podkit: API server: %w", err)
 	}
 	c.api = api
-	// In-process components reach the API server without TCP.
-	c.rc = inproc.RESTConfig(api.Server.Handler())
+	// In-process components reach the API server without TCP, each with
+	// its identity (inproc.TransportAs); Client is the loopback admin.
+	c.rc = inproc.RESTConfigAs(api.Server.Handler(), inproc.LoopbackIdentity())
 	if c.client, err = kubernetes.NewForConfig(c.rc); err != nil {
 		return nil, err
 	}
@@ -168,6 +189,12 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr erro
 	for i := 1; i <= cfg.Nodes; i++ {
 		nc := NodeConfig{Name: c.NodeName(i), Client: c.client, DataDir: filepath.Join(cfg.DataDir, "nodes", c.NodeName(i)),
 			LogDir: filepath.Join(cfg.DataDir, "logs"), Logger: cfg.Logger}
+		if err := c.nodeIdentity(&nc); err != nil {
+			c.closeNodes()
+			c.registry.Close()
+			return nil, err
+		}
+		c.nodeServices(&nc)
 		if cfg.Node != nil {
 			cfg.Node(i, &nc)
 		}
@@ -241,12 +268,20 @@ func (c *Cluster) Run(ctx context.Context) error {
 		}()
 	}
 	run("apiserver", c.api.Run)
-	cm, err := controllers.New(ctx, c.rc, controller.ManagerConfig{Client: c.client, Logger: c.log}, c.cfg.Controllers)
+	cmRC, cmClient, err := c.componentClient(inproc.ControllerManagerIdentity())
+	if err != nil {
+		return err
+	}
+	cm, err := controllers.New(ctx, cmRC, controller.ManagerConfig{Client: cmClient, Logger: c.log}, c.cfg.Controllers)
 	if err != nil {
 		return err
 	}
 	run("controller-manager", cm.Run)
-	sched, err := scheduler.New(scheduler.Config{Client: c.client, Profiles: c.cfg.Profiles}, scheduler.WithLogger(c.log))
+	_, schedClient, err := c.componentClient(inproc.SchedulerIdentity())
+	if err != nil {
+		return err
+	}
+	sched, err := scheduler.New(scheduler.Config{Client: schedClient, Profiles: c.cfg.Profiles}, scheduler.WithLogger(c.log))
 	if err != nil {
 		return err
 	}

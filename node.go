@@ -3,6 +3,8 @@ package podkit
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -62,6 +64,15 @@ type NodeConfig struct {
 	// KubeletAddr is where the kubelet's log server listens (default
 	// 127.0.0.1:0, a free port; the node object advertises it).
 	KubeletAddr string
+	// ServingCert makes the kubelet server speak HTTPS and require
+	// authentication (client certificates of ClientCA, or bearer tokens
+	// the API server vouches for through TokenReview) and authorization
+	// (SubjectAccessReview on nodes/proxy, nodes/log, …) before it serves
+	// logs; nil serves plain HTTP to anyone (tests, embedding).
+	ServingCert *tls.Certificate
+	// ClientCA verifies callers' client certificates: the cluster CA,
+	// which signed the API server's kubelet-client certificate.
+	ClientCA *x509.CertPool
 	// Registries configures image registries (mirrors, TLS, auth).
 	Registries *image.RegistryConfig
 	// InitBinary is native.Config.InitBinary.
@@ -73,8 +84,11 @@ type NodeConfig struct {
 	Kubelet func(*kubelet.Config)
 	// StatusUpdateFrequency is nodestatus' (0: its default).
 	StatusUpdateFrequency time.Duration
-	Logger                *slog.Logger
-	Registerer            prometheus.Registerer
+	// Services configures the node's service proxy, the local route of the
+	// service range and the node-local cluster DNS (services.go).
+	Services   ServicesConfig
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // Node is a running node.
@@ -179,7 +193,12 @@ func prefixString(p netip.Prefix) string {
 }
 
 // KubeletURL is the base URL of the node's log server.
-func (n *Node) KubeletURL() string { return "http://" + n.lis.Addr().String() }
+func (n *Node) KubeletURL() string {
+	if n.cfg.ServingCert != nil {
+		return "https://" + n.lis.Addr().String()
+	}
+	return "http://" + n.lis.Addr().String()
+}
 
 func (n *Node) ready() error {
 	if n.kubelet == nil {
@@ -207,7 +226,7 @@ func (n *Node) nodeImages(ctx context.Context) ([]corev1.ContainerImage, error) 
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 3)
+	errc := make(chan error, 8)
 	go func() { errc <- n.status.Run(ctx) }()
 	select {
 	case <-n.status.Registered():
@@ -245,11 +264,14 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := n.wire(ctx, cidr); err != nil {
 		return err
 	}
+	defer n.startServices(ctx, errc)()
 	k := n.kubelet
 	srv := server.New(server.Config{Pods: k.Pods, Pod: k.Pod,
-		Logs: server.PollLogFile(k.LogFile, 0, nil), Healthz: k.Healthy, Logger: n.log})
-	go func() { errc <- server.Serve(ctx, n.lis, srv) }()
+		Logs: server.PollLogFile(k.LogFile, 0, nil), Healthz: k.Healthy, Logger: n.log,
+		Authenticator: n.serverAuthenticator(), Authorizer: n.serverAuthorizer(), NodeName: n.cfg.Name})
+	go func() { errc <- server.Serve(ctx, n.serverListener(), srv) }()
 	go func() { errc <- k.Run(ctx) }()
+	go n.reportReady(ctx)
 	n.log.Info("node running", "podCIDR", cidr, "kubelet", n.KubeletURL())
 	select {
 	case <-ctx.Done():
@@ -275,7 +297,9 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 		n.bridge, netw = b, b
 	}
 	rt := n.cfg.Runtime
+	var timer *kubelet.NetworkTimer
 	if rt == nil {
+		netw, timer = timedNetwork(netw)
 		if err := os.MkdirAll(n.cfg.RunDir, 0o711); err != nil {
 			return fmt.Errorf("node %s: %w", n.cfg.Name, err)
 		}
@@ -293,7 +317,7 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 		NodeName: n.cfg.Name, Client: n.cfg.Client, Runtime: rt, Images: n.images, Snapshots: n.snaps,
 		Cgroups: n.tree, RootDir: filepath.Join(n.cfg.DataDir, "kubelet"), LogDir: n.cfg.LogDir,
 		DNS:    cni.NodeDNS{ClusterDNS: n.cfg.ClusterDNS, ClusterDomain: n.cfg.ClusterDomain},
-		Logger: n.log, Registerer: n.cfg.Registerer,
+		Logger: n.log, Registerer: n.cfg.Registerer, NetworkTimer: timer,
 	}
 	if n.cfg.Kubelet != nil {
 		n.cfg.Kubelet(&kc)
@@ -321,6 +345,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		if c, ok := n.runtime.(interface{ Close() error }); ok {
 			errs = append(errs, c.Close())
 		}
+		errs = append(errs, unmountPodVolumes(filepath.Join(n.cfg.DataDir, "kubelet", "pods")))
 	}
 	if n.bridge != nil {
 		errs = append(errs, n.bridge.Cleanup(ctx), n.bridge.Close())

@@ -40,6 +40,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return fmt.Errorf("apiserver: %w", err)
 		}
 	}
+	if err := s.publishRootCA(ctx); err != nil {
+		return fmt.Errorf("apiserver: %w", err)
+	}
 	if err := s.ReconcileKubernetesService(ctx); err != nil {
 		// RunControllers retries: a user's Service holding the first
 		// address must not keep the API server from starting.

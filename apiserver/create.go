@@ -30,6 +30,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if res.Resource == "bindings" {
 		return s.createBinding(w, r, info, "")
 	}
+	if review, ok := s.reviewHandler(res); ok {
+		return review(w, r, res, info)
+	}
+	if res.GroupVersion == gvAuthentication {
+		return s.createAuthenticationReview(w, r, res)
+	}
 	t, dry, obj, m, err := s.readWrite(w, r, res)
 	if err != nil {
 		return err
@@ -56,12 +62,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 			tm, _ := meta.Accessor(try)
 			tm.SetName(tm.GetGenerateName() + utilrand.String(5))
 		}
-		out, err := s.createObject(r.Context(), res, info.Namespace, try, dry)
+		out, shared, err := s.createShared(r.Context(), res, info.Namespace, try, dry)
 		if generated && attempt < maxGenerateNameAttempts && apierrors.IsAlreadyExists(err) {
 			continue
 		}
 		if err != nil {
 			return err
+		}
+		if shared {
+			return s.respondShared(w, r, http.StatusCreated, t, res, out)
 		}
 		return s.respond(w, r, http.StatusCreated, t, res, out)
 	}
@@ -84,6 +93,16 @@ func checkNamespace(res *Resource, m metav1.Object, urlNamespace string) error {
 // Service's cluster IP and node ports are reserved between validation and
 // validating admission, and given back if the create fails.
 func (s *Server) createObject(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
+	out, shared, err := s.createShared(ctx, res, namespace, obj, dry)
+	if err == nil && shared {
+		out = out.DeepCopyObject()
+	}
+	return out, err
+}
+
+// createShared is createObject returning, when the store supports it, the
+// stored object itself (shared: read-only) to save copying it.
+func (s *Server) createShared(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, bool, error) {
 	m, _ := meta.Accessor(obj)
 	info := requestInfo{Verb: "create", GroupVersion: res.GroupVersion, Resource: res.Resource, Namespace: namespace, Name: m.GetName()}
 	a := attributes(admission.Create, res, info, obj, nil, dry)
@@ -100,21 +119,21 @@ func (s *Server) createObject(ctx context.Context, res *Resource, namespace stri
 	if err != nil {
 		alloc.Revert()
 		s.finish(ctx, a, err)
-		return nil, err
+		return nil, false, err
 	}
 	if dry {
 		s.finish(ctx, a, nil)
-		return obj, nil
+		return obj, false, nil
 	}
-	out, err := s.storeFor(res).Create(ctx, key(res, namespace, m.GetName()), obj)
+	out, shared, err := createStored(ctx, s.storeFor(res), key(res, namespace, m.GetName()), obj)
 	s.finish(ctx, a, err)
 	if err != nil {
 		alloc.Revert()
-		return nil, storageError(err, res.GroupResource(), m.GetName())
+		return nil, false, storageError(err, res.GroupResource(), m.GetName())
 	}
 	alloc.Commit()
 	s.afterCreate(ctx, res, out)
-	return out, nil
+	return out, shared, nil
 }
 
 // afterCreate gives a new namespace its default service account at once,
@@ -127,6 +146,9 @@ func (s *Server) afterCreate(ctx context.Context, res *Resource, obj runtime.Obj
 	}
 	if err := s.ensureServiceAccount(ctx, ns.Name, "default"); err != nil {
 		s.log.Warn("creating default service account", "namespace", ns.Name, "err", err)
+	}
+	if err := s.ensureRootCA(ctx, ns.Name); err != nil {
+		s.log.Warn("publishing the root CA", "namespace", ns.Name, "err", err)
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // encodeCache shares the serialization of watch event objects between
@@ -20,12 +23,41 @@ type encodeCache struct {
 	entries map[encodeKey]*encodeEntry
 	ring    []encodeKey
 	next    int
+
+	// bufs recycles encoding buffers (*bytes.Buffer): encoding into a
+	// grown buffer and copying the result out once allocates half of
+	// what growing a new buffer for every object does.
+	bufs sync.Pool
+}
+
+// maxPooledBuffer keeps buffers of huge objects out of the pool.
+const maxPooledBuffer = 1 << 20
+
+// encodeTo encodes obj with enc and returns a copy of exactly its size.
+func (c *encodeCache) encodeTo(enc runtime.Encoder, obj runtime.Object) ([]byte, error) {
+	buf, _ := c.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	err := enc.Encode(obj, buf)
+	if buf.Cap() > maxPooledBuffer {
+		return buf.Bytes(), err // big (a list): hand the buffer over
+	}
+	defer c.bufs.Put(buf)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(buf.Bytes()), nil
 }
 
 type encodeKey struct {
 	obj       runtime.Object // the store's shared pointer
 	mediaType string
 	gv        schema.GroupVersion
+	// event is "" for the object's encoding, else the type of the framed
+	// watch event carrying it.
+	event watch.EventType
 }
 
 type encodeEntry struct {
@@ -57,14 +89,29 @@ func (c *encodeCache) get(key encodeKey, encode func() ([]byte, error)) ([]byte,
 	return e.data, e.err
 }
 
-// encodeShared encodes a store-owned object for a watch without mutating
-// it: one deep copy and one encoding per event and media type.
+// encodeShared encodes a store-owned object for a watch (or the response
+// to the write that stored it) without mutating it: one encoding per event
+// and media type (see encodeView).
 func (s *Server) encodeShared(t target, obj runtime.Object, gv schema.GroupVersion) ([]byte, error) {
 	key := encodeKey{obj: obj, mediaType: t.info.MediaType, gv: gv}
 	return s.encoded.get(key, func() ([]byte, error) {
-		cp := obj.DeepCopyObject()
+		return s.encodeView(t.info.Serializer, obj, gv)
+	})
+}
+
+// encodeEvent returns a watch event of typ carrying the shared obj as the
+// watch stream of target t writes it: encoded and framed once per event,
+// type and media type, then written as is by every watcher.
+func (s *Server) encodeEvent(t target, typ watch.EventType, obj runtime.Object, gv schema.GroupVersion) ([]byte, error) {
+	key := encodeKey{obj: obj, mediaType: t.info.MediaType, gv: gv, event: typ}
+	return s.encoded.get(key, func() ([]byte, error) {
+		data, err := s.encodeShared(t, obj, gv)
+		if err != nil {
+			return nil, err
+		}
 		var buf bytes.Buffer
-		if err := s.encoderFor(t.info.Serializer, cp, gv).Encode(cp, &buf); err != nil {
+		enc := streaming.NewEncoder(t.info.StreamSerializer.Framer.NewFrameWriter(&buf), t.info.StreamSerializer.Serializer)
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil

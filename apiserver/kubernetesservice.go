@@ -49,6 +49,8 @@ func (s *Server) RunControllers(ctx context.Context) {
 		s.services.RunRepair(ctx, s.cfg.ServiceRepairInterval)
 	}()
 	defer func() { <-done }()
+	waitAuthorizer := s.runAuthorizer(ctx)
+	defer waitAuthorizer()
 	tick := time.NewTicker(s.cfg.KubernetesServiceInterval)
 	defer tick.Stop()
 	for {

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
 	"fmt"
 	"mime"
 	"net/http"
@@ -124,11 +123,11 @@ func contains(list []string, s string) bool {
 // encode serializes obj in group version gv (or the object's own group
 // version for meta.k8s.io and unversioned types) for the target.
 func (s *Server) encode(t target, obj runtime.Object, gv schema.GroupVersion) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := s.encoderFor(t.info.Serializer, obj, gv).Encode(obj, &buf); err != nil {
+	data, err := s.encoded.encodeTo(s.encoderFor(t.info.Serializer, obj, gv), obj)
+	if err != nil {
 		return nil, fmt.Errorf("encoding %T as %s: %w", obj, t.info.MediaType, err)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 func (s *Server) encoderFor(ser runtime.Encoder, obj runtime.Object, gv schema.GroupVersion) runtime.Encoder {

@@ -91,7 +91,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return s.track(r.Context(), cur, obj, gvk, who)
 		}
 	}
-	out, err := s.updateObject(r.Context(), res, info, dry, produce)
+	out, shared, err := s.updateShared(r.Context(), res, info, dry, produce)
 	if pt == types.ApplyYAMLPatchType && info.Subresource == "" && apierrors.IsNotFound(err) {
 		obj, err := s.serverSideApply(r.Context(), w, nil, gvk, body, apply, info)
 		if err != nil {
@@ -109,6 +109,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	}
 	if err != nil {
 		return err
+	}
+	if shared {
+		return s.respondShared(w, r, http.StatusOK, t, res, out)
 	}
 	return s.respond(w, r, http.StatusOK, t, res, out)
 }

@@ -99,7 +99,7 @@ func DefaultResources() []*Resource {
 	eventFields := []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
 		"involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
 		"involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}
-	return []*Resource{
+	return append([]*Resource{
 		{GroupVersion: gvCore, Resource: "bindings", Singular: "binding", Kind: "Binding", Namespaced: true,
 			Verbs: verbsCreate, New: func() runtime.Object { return &corev1.Binding{} }},
 		{GroupVersion: gvCore, Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", Namespaced: true,
@@ -132,8 +132,8 @@ func DefaultResources() []*Resource {
 			FieldLabels: []string{"type"},
 			New:         func() runtime.Object { return &corev1.Secret{} }, NewList: func() runtime.Object { return &corev1.SecretList{} }},
 		{GroupVersion: gvCore, Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", Namespaced: true,
-			ShortNames: []string{"sa"},
-			New:        func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
+			ShortNames: []string{"sa"}, Subresources: []string{"token"},
+			New: func() runtime.Object { return &corev1.ServiceAccount{} }, NewList: func() runtime.Object { return &corev1.ServiceAccountList{} }},
 		{GroupVersion: gvCore, Resource: "services", Singular: "service", Kind: "Service", Namespaced: true,
 			ShortNames: []string{"svc"}, Categories: categoriesAll, Subresources: []string{"status"},
 			FieldLabels: []string{"spec.clusterIP", "spec.type"},
@@ -161,6 +161,11 @@ func DefaultResources() []*Resource {
 			ShortNames: []string{"ev"},
 			New:        func() runtime.Object { return &eventsv1.Event{} }, NewList: func() runtime.Object { return &eventsv1.EventList{} }},
 
+		{GroupVersion: gvAuthentication, Resource: "selfsubjectreviews", Singular: "selfsubjectreview", Kind: "SelfSubjectReview",
+			Verbs: verbsCreate, New: newSelfSubjectReview},
+		{GroupVersion: gvAuthentication, Resource: "tokenreviews", Singular: "tokenreview", Kind: "TokenReview",
+			Verbs: verbsCreate, New: newTokenReview},
+
 		{GroupVersion: gvRBAC, Resource: "clusterrolebindings", Singular: "clusterrolebinding", Kind: "ClusterRoleBinding",
 			New: func() runtime.Object { return &rbacv1.ClusterRoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.ClusterRoleBindingList{} }},
 		{GroupVersion: gvRBAC, Resource: "clusterroles", Singular: "clusterrole", Kind: "ClusterRole",
@@ -169,5 +174,5 @@ func DefaultResources() []*Resource {
 			New: func() runtime.Object { return &rbacv1.RoleBinding{} }, NewList: func() runtime.Object { return &rbacv1.RoleBindingList{} }},
 		{GroupVersion: gvRBAC, Resource: "roles", Singular: "role", Kind: "Role", Namespaced: true,
 			New: func() runtime.Object { return &rbacv1.Role{} }, NewList: func() runtime.Object { return &rbacv1.RoleList{} }},
-	}
+	}, append(AccessReviewResources(), WebhookConfigurationResources()...)...)
 }

@@ -65,6 +65,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, res *Reso
 		err = s.serveBinding(rec, r, res, info)
 	case "log":
 		err = s.servePodLog(rec, r, res, info)
+	case "token":
+		err = s.serveToken(rec, r, info)
 	default:
 		err = notFoundPath(r)
 	}

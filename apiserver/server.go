@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/auth"
 	"github.com/podkit/podkit/apiserver/fieldmanager"
 	"github.com/podkit/podkit/apiserver/printers"
 	podscheme "github.com/podkit/podkit/apiserver/scheme"
@@ -80,6 +81,30 @@ type Config struct {
 	// DefaultKubeletClient(nil): plain HTTP to the node's address.
 	KubeletClient KubeletClientFunc
 
+	// Authenticator decides who is calling (apiserver/auth/authn builds
+	// kube-apiserver's chain); unauthenticated requests get 401. Nil
+	// treats every request as system:admin in system:masters, as before
+	// authentication existed: for embedding and tests. In-process
+	// components (internal/inproc) are trusted either way.
+	Authenticator auth.Authenticator
+	// TokenReviewer answers TokenReview (authentication.k8s.io/v1) with
+	// the bearer-token authenticators; nil answers every review with
+	// "not enabled".
+	TokenReviewer auth.TokenAuthenticator
+	// Authorizer decides whether an authenticated request may proceed
+	// (apiserver/auth/authz.Union of the Node and RBAC authorizers is
+	// kube-apiserver's default); requests it does not allow get 403 with
+	// Kubernetes' message. Nil allows everything, for embedding and tests.
+	// When it implements authz.Runner (RBAC, Node), RunControllers runs it.
+	Authorizer auth.Authorizer
+	// ServiceAccountIssuer signs TokenRequest tokens
+	// (serviceaccounts/<name>/token); nil serves no such subresource.
+	ServiceAccountIssuer *ServiceAccountIssuer
+	// RootCA (PEM), when set, is published as the ConfigMap
+	// kube-root-ca.crt (key ca.crt) in every namespace, where pods'
+	// projected token volumes find it.
+	RootCA []byte
+
 	// ServiceClusterIPRange is the CIDR Services' cluster IPs come from,
 	// as kube-apiserver's --service-cluster-ip-range; the zero value means
 	// 10.96.0.0/12. Its first address is the `kubernetes` service's. The
@@ -108,6 +133,8 @@ type Config struct {
 	// its endpoints are reconciled; default 10s, as kube-apiserver. A
 	// deletion of one of them through the API reconciles at once.
 	KubernetesServiceInterval time.Duration
+	// Audit, when set with a Sink, writes the audit log (audit.go).
+	Audit *Audit
 }
 
 // Admission is the admission chain as the REST handlers call it.
@@ -369,7 +396,7 @@ func (s *Server) buildHandler() http.Handler {
 		mux.Handle("/openapi/v2", s.cfg.OpenAPI)
 	}
 	mux.HandleFunc("/", s.serveRoot)
-	return s.withRecovery(s.withInflightLimit(s.withBodyLimit(mux)))
+	return s.withRecovery(s.withAuthentication(s.withAudit(s.withImpersonation(s.withInflightLimit(s.withAuthorization(s.withAdmissionWarnings(s.withBodyLimit(mux))))))))
 }
 
 // serveAPI routes /api/... and /apis/... to discovery or a resource handler.

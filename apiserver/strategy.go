@@ -94,6 +94,7 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 		st, ok := structField(obj, "Status")
 		if ok {
 			rv, managed := m.GetResourceVersion(), m.GetManagedFields()
+			bt, hasBT := statusBirthTrace(obj, old)
 			keep := reflect.ValueOf(st.Interface())
 			fresh := old.DeepCopyObject()
 			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(fresh).Elem())
@@ -101,6 +102,7 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 			fs.Set(keep)
 			m.SetResourceVersion(rv)
 			m.SetManagedFields(managed)
+			keepBirthTrace(obj, bt, hasBT)
 		}
 		return
 	}

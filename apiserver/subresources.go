@@ -224,7 +224,7 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request, info requ
 		return err
 	}
 	gr := pods.GroupResource()
-	_, err = s.store.Update(r.Context(), key(pods, info.Namespace, podName), func(cur runtime.Object) (runtime.Object, error) {
+	_, err = updateStored(r.Context(), s.store, key(pods, info.Namespace, podName), func(cur runtime.Object) (runtime.Object, error) {
 		pod := cur.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(gr, podName, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", podName))

@@ -41,11 +41,14 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 		return err
 	}
 	who := writer(r, info.Subresource)
-	out, err := s.updateObject(r.Context(), res, info, dry, func(cur runtime.Object) (runtime.Object, error) {
+	out, shared, err := s.updateShared(r.Context(), res, info, dry, func(cur runtime.Object) (runtime.Object, error) {
 		return s.track(r.Context(), cur, obj.DeepCopyObject(), res.GroupVersionKind(), who)
 	})
 	if err != nil {
 		return err
+	}
+	if shared {
+		return s.respondShared(w, r, http.StatusOK, t, res, out)
 	}
 	return s.respond(w, r, http.StatusOK, t, res, out)
 }
@@ -55,6 +58,16 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 // mutating admission, server fields, validation and validating admission
 // run on it, all inside the store's compare-and-swap loop.
 func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	out, shared, err := s.updateShared(ctx, res, info, dry, produce)
+	if err == nil && shared {
+		out = out.DeepCopyObject()
+	}
+	return out, err
+}
+
+// updateShared is updateObject returning, when the store supports it, the
+// stored object itself (shared: read-only) to save copying it.
+func (s *Server) updateShared(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, bool, error) {
 	k := key(res, info.Namespace, info.Name)
 	var last *admission.Attributes
 	var alloc *servicealloc.Txn // the current attempt's Service allocations
@@ -103,7 +116,9 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 		}
 		return obj, nil
 	}
-	out, err := s.storeFor(res).Update(ctx, k, tryUpdate)
+	st := s.storeFor(res)
+	_, shared := st.(storage.SharedWriter)
+	out, err := updateStored(ctx, st, k, tryUpdate)
 	s.finish(ctx, last, err)
 	if err != nil {
 		alloc.Revert()
@@ -112,12 +127,13 @@ func (s *Server) updateObject(ctx context.Context, res *Resource, info requestIn
 	}
 	var noop errNoop
 	if errors.As(err, &noop) {
-		return noop.cur, nil
+		return noop.cur, false, nil
 	}
 	if err != nil {
-		return nil, storageError(err, res.GroupResource(), info.Name)
+		return nil, false, storageError(err, res.GroupResource(), info.Name)
 	}
-	return s.finishDeletionIfDone(ctx, res, out)
+	done, err := s.finishDeletionIfDone(ctx, res, out)
+	return done, shared, err
 }
 
 // finishDeletionIfDone removes an object whose deletion was waiting only on

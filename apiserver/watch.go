@@ -136,6 +136,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		events.Inc()
 		return rc.Flush()
 	}
+	// writeShared writes an event framed once for every watcher of its
+	// media type; the flush waits until no further event is ready.
+	writeShared := func(ev watch.Event) error {
+		frame, err := s.encodeEvent(t, ev.Type, ev.Object, res.GroupVersion)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		events.Inc()
+		return nil
+	}
 	send := func(typ watch.EventType, obj runtime.Object) error {
 		out, gv := obj, res.GroupVersion
 		if st, ok := obj.(*metav1.Status); ok {
@@ -172,36 +185,57 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return s.streamEnded(err)
 		}
 	}
+	unflushed := 0
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-sw.ResultChan():
-			if !ok {
-				return nil
-			}
-			var err error
-			switch {
-			case ev.Type == watch.Bookmark && !p.bookmarks:
-				continue
-			case ev.Type == watch.Bookmark || ev.Type == watch.Error:
-				err = send(ev.Type, ev.Object)
-			case t.as == "":
-				// Event objects are shared with every other watcher: encode
-				// once for all of them.
-				var data []byte
-				if data, err = s.encodeShared(t, ev.Object, res.GroupVersion); err == nil {
-					err = write(ev.Type, data)
-				}
+		var ev watch.Event
+		var ok bool
+		if unflushed > 0 && unflushed < maxUnflushedEvents {
+			// Events already waiting go out with the ones written: one
+			// flush (one write to the connection) for the lot.
+			select {
+			case ev, ok = <-sw.ResultChan():
 			default:
-				err = send(ev.Type, ev.Object.DeepCopyObject())
 			}
-			if err != nil {
-				return s.streamEnded(err)
+		}
+		if !ok {
+			if unflushed > 0 {
+				if err := rc.Flush(); err != nil {
+					return s.streamEnded(err)
+				}
+				unflushed = 0
 			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case ev, ok = <-sw.ResultChan():
+				if !ok {
+					return nil
+				}
+			}
+		}
+		var err error
+		switch {
+		case ev.Type == watch.Bookmark && !p.bookmarks:
+			continue
+		case ev.Type == watch.Bookmark || ev.Type == watch.Error:
+			err = send(ev.Type, ev.Object)
+		case t.as == "":
+			// Event objects are shared with every other watcher: encode
+			// and frame once for all of them.
+			if err = writeShared(ev); err == nil {
+				unflushed++
+			}
+		default:
+			err = send(ev.Type, ev.Object.DeepCopyObject())
+		}
+		if err != nil {
+			return s.streamEnded(err)
 		}
 	}
 }
+
+// maxUnflushedEvents caps the events a watch writes before flushing.
+const maxUnflushedEvents = 64
 
 // streamEnded logs why a started watch stream ended early and returns nil:
 // the status line is already out, and a gone client is no error to report.

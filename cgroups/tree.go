@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"reflect"
 	"sync"
 	"time"
 
@@ -171,6 +172,10 @@ type podEntry struct {
 	class    corev1.PodQOSClass
 	milliCPU int64
 	path     string
+	// ensured are the resources EnsurePod last wrote to the pod's cgroup
+	// (nil before): the kubelet ensures on every sync, and rewriting every
+	// hierarchy each time cost more than the rest of a resync.
+	ensured *specs.LinuxResources
 }
 
 var (
@@ -257,17 +262,43 @@ func (t *Tree) EnsurePod(ctx context.Context, pod *corev1.Pod) (string, error) {
 		return "", err
 	}
 	p := t.PodPath(pod)
+	res := PodResources(pod, t.o.pod)
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.pods[pod.UID] = podEntry{class: qos.PodQOSClass(pod), milliCPU: milliCPURequest(pod), path: p}
-	if err := t.ensureTiers(); err != nil {
+	prev := t.pods[pod.UID]
+	e := podEntry{class: qos.PodQOSClass(pod), milliCPU: milliCPURequest(pod), path: p}
+	if prev.path == p {
+		e.ensured = prev.ensured
+	}
+	t.pods[pod.UID] = e
+	err := t.ensureTiers()
+	t.mu.Unlock()
+	if err != nil {
 		return "", fmt.Errorf("cgroups: pod %s: %w", pod.UID, err)
 	}
-	if err := t.d.ensure(p, PodResources(pod, t.o.pod)); err != nil {
+	if e.ensured != nil && reflect.DeepEqual(e.ensured, res) && t.exists(p) {
+		return p, nil // as written last time
+	}
+	// The pod's own cgroup outside t.mu: pods starting together create
+	// theirs in parallel instead of queueing behind each other's mkdirs
+	// in every hierarchy (only the shared tiers need the lock).
+	if err := t.d.ensure(p, res); err != nil {
 		return "", fmt.Errorf("cgroups: pod %s: %w", pod.UID, err)
 	}
+	t.mu.Lock()
+	if cur, ok := t.pods[pod.UID]; ok && cur.path == p {
+		cur.ensured = res
+		t.pods[pod.UID] = cur
+	}
+	t.mu.Unlock()
 	t.o.logger.Debug("pod cgroup ready", "pod", pod.Namespace+"/"+pod.Name, "uid", pod.UID, "path", p)
 	return p, nil
+}
+
+// exists says the cgroup at p still has its directory (in the first
+// hierarchy: one stat).
+func (t *Tree) exists(p string) bool {
+	dirs := t.d.dirs(p)
+	return len(dirs) > 0 && dirExists(dirs[0])
 }
 
 // UpdateQOS makes pods the complete set of active pods (the kubelet's

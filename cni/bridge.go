@@ -162,8 +162,10 @@ type Bridge struct {
 	host *netlink.Handle
 	masq *masquerade
 
-	mu         sync.Mutex // guards the node-level fields below
-	brIndex    int
+	mu sync.Mutex // guards the node-level fields below
+	// br is the bridge as ensureNode last made or found it; nil until
+	// then, and again after Cleanup or once a Setup found it gone.
+	br         netlink.Link
 	prevFwd    string
 	changedFwd bool
 }
@@ -242,18 +244,19 @@ func HostVethName(containerID, ifName string) string {
 }
 
 // ensureNode creates or repairs the bridge, its address, forwarding and
-// masquerading, once per process unless the bridge disappears.
+// masquerading, once per process unless the bridge disappears. Once done it
+// returns the bridge it made without asking the kernel again: a netlink
+// round trip under b.mu on every Setup made a burst of Setups queue behind
+// each other's veth creations (RTNL). A Setup that fails asks bridgeGone,
+// which checks the kernel and has the next call rebuild the bridge.
 func (b *Bridge) ensureNode(ctx context.Context) (netlink.Link, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.brIndex != 0 {
-		if l, err := b.host.LinkByIndex(b.brIndex); err == nil && l.Attrs().Name == b.o.bridgeName {
-			return l, nil
-		}
-		b.brIndex = 0
+	if b.br != nil {
+		return b.br, nil
 	}
 	br, err := b.ensureBridge()
 	if err != nil {
@@ -273,7 +276,7 @@ func (b *Bridge) ensureNode(ctx context.Context) (netlink.Link, error) {
 			return nil, fmt.Errorf("bridge: %w", err)
 		}
 	}
-	b.brIndex = br.Attrs().Index
+	b.br = br
 	b.o.logger.Debug("bridge ready", "bridge", b.o.bridgeName, "gateway", b.Gateway(), "cidr", b.cidr)
 	return br, nil
 }
@@ -340,8 +343,24 @@ func (b *Bridge) Cleanup(ctx context.Context) error {
 			b.changedFwd = false
 		}
 	}
-	b.brIndex = 0
+	b.br = nil
 	return errors.Join(errs...)
+}
+
+// bridgeGone says whether br, which a Setup used and failed with, is no
+// longer the node's bridge (deleted or replaced behind this Bridge's back);
+// then the next ensureNode rebuilds it.
+func (b *Bridge) bridgeGone(br netlink.Link) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.br == nil || b.br.Attrs().Index != br.Attrs().Index {
+		return true // already forgotten or rebuilt meanwhile
+	}
+	if l, err := b.host.LinkByIndex(br.Attrs().Index); err == nil && l.Attrs().Name == b.o.bridgeName {
+		return false
+	}
+	b.br = nil
+	return true
 }
 
 // randomMAC returns a random locally administered unicast address.

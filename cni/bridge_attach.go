@@ -37,6 +37,13 @@ func (b *Bridge) Setup(ctx context.Context, att *Attachment) (*Result, error) {
 		return nil, fmt.Errorf("bridge: setup %s: %w", a.ContainerID, err)
 	}
 	res, err := b.attach(ctx, a, br, ip)
+	if err != nil && ctx.Err() == nil && b.bridgeGone(br) {
+		// The bridge vanished since ensureNode last made it: rebuild it
+		// and attach once more (attach starts over by itself).
+		if br, err = b.ensureNode(ctx); err == nil {
+			res, err = b.attach(ctx, a, br, ip)
+		}
+	}
 	if err != nil {
 		// Deleting the host end removes the pod end too.
 		rollback := errors.Join(b.deleteHostVeth(a), b.ipam.Release(context.WithoutCancel(ctx), a.ContainerID, a.IfName))
@@ -61,12 +68,17 @@ func (b *Bridge) attach(ctx context.Context, a Attachment, br netlink.Link, ip n
 	}
 	defer ph.Close()
 
-	// A retried Setup finds its earlier pair: start over.
-	if err := b.deleteHostVeth(a); err != nil {
-		return nil, err
-	}
-	if l, err := ph.LinkByName(a.IfName); err == nil {
-		return nil, fmt.Errorf("interface %s in %s is a %s this networker did not create: %w", a.IfName, a.NetNS, l.Type(), ErrExists)
+	// A retried Setup finds its earlier pair: start over. Deleting the
+	// host end takes the pod end along; an interface that stays is not
+	// this networker's. (Only then is the host end looked up: the common
+	// case costs no extra round trip on the node's netlink socket.)
+	if _, err := ph.LinkByName(a.IfName); err == nil {
+		if err := b.deleteHostVeth(a); err != nil {
+			return nil, err
+		}
+		if l, err := ph.LinkByName(a.IfName); err == nil {
+			return nil, fmt.Errorf("interface %s in %s is a %s this networker did not create: %w", a.IfName, a.NetNS, l.Type(), ErrExists)
+		}
 	} else if !isLinkNotFound(err) {
 		return nil, fmt.Errorf("look up %s in %s: %w", a.IfName, a.NetNS, err)
 	}
@@ -88,7 +100,15 @@ func (b *Bridge) attach(ctx context.Context, a Attachment, br netlink.Link, ip n
 		PeerHardwareAddr: podMAC,
 		PeerNamespace:    netlink.NsFd(int(podNS)),
 	}
-	if err := b.host.LinkAdd(veth); err != nil {
+	err = b.host.LinkAdd(veth)
+	if errors.Is(err, errExist) {
+		// A leftover host end whose pod end is gone elsewhere.
+		if err := b.deleteHostVeth(a); err != nil {
+			return nil, err
+		}
+		err = b.host.LinkAdd(veth)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("create veth %s/%s: %w", hostName, a.IfName, err)
 	}
 	if b.o.hairpin {

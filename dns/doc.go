@@ -80,6 +80,10 @@
 //     server listens on (a node address such as the pod bridge's gateway).
 //     The proxy DNATs 10.96.0.10:53 like any ClusterIP. This is the default
 //     shape and needs nothing special here: Config.Addr "10.244.0.1:53".
+//     podkit's Node does this per node (services.go in the root package):
+//     ListenFreebind binds the gateway before the bridge exists, and the
+//     Service's internalTrafficPolicy Local sends each node's pods to
+//     their own node's server.
 //   - Node-local: the server binds 10.96.0.10:53 itself in the host network
 //     namespace, with the address on a dummy interface (as NodeLocal
 //     DNSCache does with 169.254.20.10); the proxy must then not DNAT it.

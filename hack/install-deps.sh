@@ -14,6 +14,8 @@ need containernetworking-plugins
 need runc
 need crun
 need busybox-static
+# apiserver/storage/etcd: the etcd server its tests start on 127.0.0.1 (etcdtest)
+need etcd-server
 if [ ${#pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "install-deps: need root to install: ${pkgs[*]}" >&2
@@ -22,4 +24,13 @@ if [ ${#pkgs[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+fi
+# etcd-server enables a system etcd on 127.0.0.1:2379; tests run their own
+# on free ports, so keep the system one stopped and disabled.
+if dpkg -s etcd-server >/dev/null 2>&1; then
+  if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+    systemctl disable --now etcd >/dev/null 2>&1 || true
+  elif command -v service >/dev/null 2>&1; then
+    service etcd stop >/dev/null 2>&1 || true
+  fi
 fi

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"reflect"
 	"sort"
 	"sync"
 
@@ -131,13 +132,21 @@ func (c *runtimeCache) podOfContainerLocked(cs *sandbox.ContainerStatus) types.U
 	return ""
 }
 
-// putContainer records a container's status and returns its pod.
+// putContainer records a container's status and returns its pod, or ""
+// when the cache held this very status already: the event of a create or
+// start the pod's worker did itself (and refreshed) is no news, and waking
+// the worker for it cost a whole extra sync per container.
 func (c *runtimeCache) putContainer(cs *sandbox.ContainerStatus) types.UID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	uid := c.podOfContainerLocked(cs)
 	if uid == "" {
 		return ""
+	}
+	if p := c.pods[uid]; p != nil {
+		if old := p.containers[cs.ID]; old != nil && reflect.DeepEqual(old, cs) {
+			return ""
+		}
 	}
 	p := c.entry(uid)
 	if old := p.containers[cs.ID]; old != nil && old.State == sandbox.ContainerStateExited && cs.State != sandbox.ContainerStateExited {

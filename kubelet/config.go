@@ -166,6 +166,9 @@ type Config struct {
 	// ProberOptions are added to the probe manager's options (after the
 	// clock and logger).
 	ProberOptions []prober.Option
+	// NetworkTimer, when it wraps the runtime's Networker, splits the
+	// birth trace's sandbox and network steps (see NewNetworkTimer).
+	NetworkTimer *NetworkTimer
 }
 
 // ErrInvalidConfig reports a Config that cannot work.

@@ -112,6 +112,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod
 		return imageInfo{}, retry, err
 	}
 	k.step(st, StepImage, t1)
+	k.birthImage(st, c.Name, img)
 	return info, time.Time{}, nil
 }
 

@@ -45,6 +45,7 @@ type Kubelet struct {
 	cache   *runtimeCache
 	workers *podWorkers
 	status  *statusManager
+	births  *birthWriter
 	static  *staticSource
 	mirrors *mirrorPods
 
@@ -115,6 +116,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.metrics, err = newMetrics(cfg.Registerer); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
+	if k.births, err = newBirthWriter(k); err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
 	k.crashBackoff = newBackoff(cfg.CrashLoopBackOff, cfg.Clock)
 	k.pullBackoff = newBackoff(cfg.ImagePullBackOff, cfg.Clock)
 	k.cache = newRuntimeCache()
@@ -183,6 +187,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.podFactory.Start(ctx.Done())
 	goRun(func() { k.status.run(ctx, k.cfg.StatusWorkers) })
 	goRun(func() { k.consumeProbeResults(ctx) })
+	goRun(func() { k.births.run(ctx) })
 	if k.static != nil {
 		goRun(func() { k.static.run(ctx) })
 	}

@@ -68,6 +68,7 @@ func (k *Kubelet) reportStatus(w *podWorker, pod *corev1.Pod, terminal bool) cor
 	w.mu.Unlock()
 	k.status.set(pod, merged)
 	k.observeStart(st, pod, &merged)
+	k.birthStatus(w, pod, &merged)
 	return merged
 }
 

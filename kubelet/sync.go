@@ -213,6 +213,7 @@ func (k *Kubelet) step(st *podState, name string, since time.Time) {
 		return
 	}
 	st.steps[name] = true
+	k.birthStep(st, name)
 	k.metrics.podStep.WithLabelValues(name).Observe(k.clock.Since(since).Seconds())
 }
 

@@ -70,6 +70,8 @@ type podState struct {
 	steps         map[string]bool
 	pullTime      time.Duration
 	initStart     time.Time
+	// birth notes the steps of the pod's birth trace.
+	birth birthRecord
 	// mirrorChecked: the static pod's mirror is known to be current.
 	mirrorChecked bool
 }

@@ -24,6 +24,7 @@
 //	  chain svc_<...>       dnat to numgen random mod N map @eps_<...>   (or dnat to the one endpoint)
 //	  chain filter-input / filter-forward / filter-output (filter, dstnat-10)
 //	                        ct state new: vmap @no-endpoint-services
+//	  chain filter-input    also drops untranslated 127.0.0.0/8 traffic not from lo (below)
 //	  chain filter-forward  also marks hairpin connections (below)
 //	  chain nat-postrouting (nat, postrouting, srcnat)  masquerade marked or off-cluster traffic
 //	}
@@ -65,9 +66,17 @@
 // come back through this node. The mark bit is configurable (default
 // 0x4000, as kube-proxy's).
 //
-// The node needs a route covering the service range (a default route
-// does): locally sent packets are routed before the output hook can
-// translate them. The proxy adds no route and no address.
+// The node needs a route covering the service range: locally sent
+// packets are routed before the output hook can translate them. The proxy
+// adds no route and no address; podkit's Node routes the range locally
+// (never to the default route).
+//
+// Endpoints on 127.0.0.0/8 (an API server bound to loopback behind the
+// `kubernetes` Service) work for pods when the composition sets
+// route_localnet on the pods' bridge; the input chain then drops any
+// packet for 127.0.0.0/8 that arrives on another interface than lo
+// without having been translated by a Service rule (CVE-2020-8558, the
+// guard kube-proxy installs too).
 //
 // # Syncing
 //

@@ -41,7 +41,9 @@ type baseChain struct {
 func (pl *planner) baseChains() []baseChain {
 	checkEndpoints := func(*planner) []rule { return []rule{{ctNew{}, jump(chainEndpointsCheck)}} }
 	return []baseChain{
-		{"filter-input", hook{nftables.ChainTypeFilter, *nftables.ChainHookInput, filterPriority}, checkEndpoints},
+		{"filter-input", hook{nftables.ChainTypeFilter, *nftables.ChainHookInput, filterPriority}, func(pl *planner) []rule {
+			return append(checkEndpoints(pl), localnetGuard())
+		}},
 		{"filter-forward", hook{nftables.ChainTypeFilter, *nftables.ChainHookForward, filterPriority}, func(pl *planner) []rule {
 			return []rule{
 				{ctNew{}, jump(chainEndpointsCheck)},

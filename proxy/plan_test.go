@@ -95,6 +95,7 @@ add rule masquerading masquerade fully-random
 add chain filter-input { type filter hook input priority -110 }
 flush chain filter-input
 add rule filter-input ct state new jump endpoints-check
+add rule filter-input ip daddr 127.0.0.0/8 iifname != "lo" ct status & dnat == 0 drop
 add chain filter-forward { type filter hook forward priority -110 }
 flush chain filter-forward
 add rule filter-forward ct state new jump endpoints-check

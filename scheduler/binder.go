@@ -25,7 +25,7 @@ func (b *APIBinder) Name() string { return "DefaultBinder" }
 // precondition.
 func (b *APIBinder) Bind(ctx context.Context, pod *corev1.Pod, nodeName string) error {
 	binding := &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Annotations: bindingAnnotations(pod)},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
 	if err := b.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {

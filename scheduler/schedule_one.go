@@ -46,6 +46,7 @@ func (s *Scheduler) ScheduleOne(ctx context.Context) error {
 	// A shallow copy is enough: cached pods are never mutated.
 	assumed := *pod
 	assumed.Spec.NodeName = node
+	stampScheduled(&assumed, node, s.opts.clock.Now())
 	if err := s.cache.AssumePod(&assumed); err != nil {
 		s.handleFailure(ctx, fw, p, err, cycle, start)
 		return nil

@@ -25,6 +25,8 @@ type BuiltinsConfig struct {
 	// Clock and Logger are passed to the ResourceQuota plugin; optional.
 	Clock  func() time.Time
 	Logger *slog.Logger
+	// MountServiceAccountToken is the ServiceAccount plugin's.
+	MountServiceAccountToken bool
 }
 
 // NewBuiltins builds every built-in plugin with default settings.
@@ -40,7 +42,7 @@ func NewBuiltins(cfg BuiltinsConfig) (*Builtins, error) {
 	if b.LimitRanger, err = NewLimitRanger(LimitRangerConfig{LimitRanges: cfg.Store}); err != nil {
 		return nil, err
 	}
-	if b.ServiceAccount, err = NewServiceAccount(ServiceAccountConfig{ServiceAccounts: cfg.Store}); err != nil {
+	if b.ServiceAccount, err = NewServiceAccount(ServiceAccountConfig{ServiceAccounts: cfg.Store, MountServiceAccountToken: cfg.MountServiceAccountToken}); err != nil {
 		return nil, err
 	}
 	if b.Priority, err = NewPriority(PriorityConfig{PriorityClasses: cfg.Store}); err != nil {

@@ -19,19 +19,22 @@ const ServiceAccountName = "ServiceAccount"
 // API server creates it in every new namespace.
 const DefaultServiceAccount = "default"
 
-// ServiceAccount is Kubernetes' ServiceAccount admission plugin, without
-// token mounting (yet): on pod creation it
+// ServiceAccount is Kubernetes' ServiceAccount admission plugin: on pod
+// creation it
 //
 //   - defaults spec.serviceAccountName to "default" (keeping the deprecated
 //     spec.serviceAccount field equal to it, as the v1 API does);
 //   - rejects the pod with 403 when the account does not exist
 //     (`error looking up service account ns/x: serviceaccount "x" not found`);
-//   - copies the account's imagePullSecrets into a pod that has none.
+//   - copies the account's imagePullSecrets into a pod that has none;
+//   - with MountServiceAccountToken, mounts the account's token (see
+//     mountToken).
 //
 // Mirror pods (annotation kubernetes.io/config.mirror) are not modified;
 // they may not reference service accounts or secrets at all.
 type ServiceAccount struct {
 	accounts ObjectGetter
+	mount    bool
 }
 
 var (
@@ -45,6 +48,12 @@ var (
 type ServiceAccountConfig struct {
 	// ServiceAccounts reads service accounts from storage. Required.
 	ServiceAccounts ObjectGetter
+	// MountServiceAccountToken adds the kube-api-access-<random>
+	// projected volume (token, ca.crt, namespace) at
+	// /var/run/secrets/kubernetes.io/serviceaccount to pods whose account
+	// automounts (see mountToken). Off for API servers that issue no
+	// tokens: the kubelet could not fill the volume.
+	MountServiceAccountToken bool
 }
 
 // NewServiceAccount returns the ServiceAccount plugin.
@@ -52,7 +61,7 @@ func NewServiceAccount(cfg ServiceAccountConfig) (*ServiceAccount, error) {
 	if cfg.ServiceAccounts == nil {
 		return nil, errors.New("admission: ServiceAccount needs a service account store")
 	}
-	return &ServiceAccount{accounts: cfg.ServiceAccounts}, nil
+	return &ServiceAccount{accounts: cfg.ServiceAccounts, mount: cfg.MountServiceAccountToken}, nil
 }
 
 // Name implements Namer.
@@ -88,6 +97,9 @@ func (s *ServiceAccount) Admit(ctx context.Context, a *Attributes) error {
 		for i, ref := range sa.ImagePullSecrets {
 			spec.ImagePullSecrets[i] = corev1.LocalObjectReference{Name: ref.Name}
 		}
+	}
+	if s.mount && automounts(sa, pod) {
+		mountToken(pod)
 	}
 	return nil
 }

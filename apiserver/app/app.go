@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,7 +17,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/podkit/podkit/apiserver"
-	"github.com/podkit/podkit/apiserver/scheme"
+	"github.com/podkit/podkit/apiserver/auth/pki"
 	"github.com/podkit/podkit/apiserver/servicealloc"
 	"github.com/podkit/podkit/apiserver/storage"
 	"github.com/podkit/podkit/apiserver/storage/bolt"
@@ -51,6 +52,18 @@ type Options struct {
 	// endpoints name (--advertise-address); empty means BindAddress when
 	// it is a specific address, else 127.0.0.1.
 	AdvertiseAddress string
+	// Secure are the TLS and authentication settings; the zero value is
+	// secure (see SecureOptions).
+	Secure SecureOptions
+	// Authorization are the authorizer and admission plugin settings; the
+	// zero value is Node,RBAC (AlwaysAllow when Secure.Insecure) and
+	// Kubernetes' default admission plugins plus NodeRestriction.
+	Authorization AuthorizationOptions
+	// Storage configures the etcd store (--store etcd://...) and
+	// encryption at rest (storage.go).
+	Storage StorageOptions
+	// Audit configures the audit log (audit.go).
+	Audit AuditOptions
 
 	Logger *slog.Logger
 	// Configure, when set, may change the server configuration (swap a
@@ -71,11 +84,17 @@ type APIServer struct {
 	Listener net.Listener
 	// URL is the base URL clients use.
 	URL string
+	// PKI is the cluster's PKI (nil with Secure.Insecure): the CA, the
+	// admin certificate, and EnsureNode for kubelets' certificates.
+	PKI *pki.Cluster
 	log *slog.Logger
 }
 
 // OpenStore opens the store named by opts.
 func OpenStore(opts Options) (storage.Store, error) {
+	if IsEtcdStore(opts.Store) {
+		return openEtcdStore(opts)
+	}
 	switch opts.Store {
 	case StoreMemory:
 		return memory.New(), nil
@@ -86,13 +105,17 @@ func OpenStore(opts Options) (storage.Store, error) {
 		if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating data dir: %w", err)
 		}
-		s, err := bolt.Open(filepath.Join(opts.DataDir, "state.db"), scheme.StorageCodec(scheme.New()), bolt.WithLockTimeout(5*time.Second))
+		codec, err := storageCodec(opts)
+		if err != nil {
+			return nil, err
+		}
+		s, err := bolt.Open(filepath.Join(opts.DataDir, "state.db"), codec, bolt.WithLockTimeout(5*time.Second))
 		if err != nil {
 			return nil, fmt.Errorf("opening bolt store in %s: %w", opts.DataDir, err)
 		}
 		return s, nil
 	default:
-		return nil, fmt.Errorf("unknown store %q: want %s or %s", opts.Store, StoreBolt, StoreMemory)
+		return nil, fmt.Errorf("unknown store %q: want %s, %s or %shost:port[,host:port]", opts.Store, StoreBolt, StoreMemory, StoreEtcdScheme)
 	}
 }
 
@@ -121,7 +144,7 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 		_ = st.Close()
 		return nil, err
 	}
-	cfg, err := DefaultConfig(st, opts.Logger)
+	cfg, err := defaultConfig(st, opts.Logger, !opts.Secure.Insecure)
 	if err != nil {
 		return fail(err)
 	}
@@ -129,6 +152,21 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 		return fail(err)
 	}
 	cfg.AdvertisePort = l.Addr().(*net.TCPAddr).Port
+	var sec *security
+	if !opts.Secure.Insecure {
+		if sec, err = newSecurity(opts.Secure, opts.DataDir, servingHosts(opts), st); err != nil {
+			return fail(err)
+		}
+		cfg.Authenticator, cfg.TokenReviewer, cfg.ServiceAccountIssuer = sec.authn, sec.tokens, sec.issuer
+		cfg.KubeletClient, cfg.RootCA = apiserver.TLSKubeletClient(sec.kubeletTLS), sec.pki.CA.CertPEM
+		l = tls.NewListener(l, sec.tls)
+	}
+	if err := configureAuthorization(cfg, st, opts); err != nil {
+		return fail(err)
+	}
+	if err := configureAudit(ctx, cfg, opts.Audit); err != nil {
+		return fail(err)
+	}
 	if opts.Configure != nil {
 		if err := opts.Configure(cfg); err != nil {
 			return fail(err)
@@ -145,13 +183,27 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	scheme := "https://"
+	if sec == nil {
+		scheme = "http://"
+	}
+	url := scheme + net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	if opts.KubeconfigPath != "" {
-		if err := WriteKubeconfig(opts.KubeconfigPath, url, "podkit"); err != nil {
+		if sec == nil {
+			err = WriteKubeconfig(opts.KubeconfigPath, url, "podkit")
+		} else {
+			err = WriteKubeconfigFor(opts.KubeconfigPath, url, "podkit", Credentials{CA: sec.pki.CA.CertPEM,
+				ClientCert: sec.pki.Admin.CertPEM, ClientKey: sec.pki.Admin.KeyPEM})
+		}
+		if err != nil {
 			return fail(err)
 		}
 	}
-	return &APIServer{Server: srv, Store: st, Listener: l, URL: url, log: opts.Logger}, nil
+	a := &APIServer{Server: srv, Store: st, Listener: l, URL: url, log: opts.Logger}
+	if sec != nil {
+		a.PKI = sec.pki
+	}
+	return a, nil
 }
 
 // Run serves until ctx is done, then closes the store.

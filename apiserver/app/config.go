@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,10 +22,16 @@ import (
 // built-in admission chain (Kubernetes' default plugins, quota last),
 // Kubernetes validation, kubectl tables and the OpenAPI documents.
 func DefaultConfig(st storage.Store, log *slog.Logger) (*apiserver.Config, error) {
+	return defaultConfig(st, log, false)
+}
+
+// defaultConfig is DefaultConfig; mountTokens makes the ServiceAccount
+// plugin mount token volumes (only servers that issue tokens do).
+func defaultConfig(st storage.Store, log *slog.Logger, mountTokens bool) (*apiserver.Config, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	builtins, err := admission.NewBuiltins(admission.BuiltinsConfig{Store: st, Logger: log})
+	builtins, err := admission.NewBuiltins(admission.BuiltinsConfig{Store: st, Logger: log, MountServiceAccountToken: mountTokens})
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +112,10 @@ func OpenAPIResources(resources []*apiserver.Resource) []openapi.Resource {
 				s.Verbs = []string{"create"}
 			case "finalize":
 				s.Verbs = []string{"update"}
+			case "token":
+				s.GroupVersionKind = authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
+				s.Object = &authenticationv1.TokenRequest{}
+				s.Verbs = []string{"create"}
 			}
 			or.Subresources = append(or.Subresources, s)
 		}

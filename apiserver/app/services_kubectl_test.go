@@ -35,6 +35,7 @@ func startAPIServer(t *testing.T, mutate func(*app.Options)) *kubectlEnv {
 	bin := testutil.Kubectl(t, 32)
 	opts := app.DefaultOptions()
 	opts.Store, opts.Port, opts.Logger = app.StoreMemory, 0, slog.New(slog.DiscardHandler)
+	opts.DataDir = t.TempDir() // the cluster PKI
 	opts.KubeconfigPath = filepath.Join(t.TempDir(), "kubeconfig")
 	if mutate != nil {
 		mutate(&opts)
@@ -165,6 +166,7 @@ func TestAPIServerServiceFlagErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := app.DefaultOptions()
 			opts.Store, opts.Port, opts.Logger = app.StoreMemory, 0, slog.New(slog.DiscardHandler)
+			opts.DataDir = t.TempDir()
 			tc.mutate(&opts)
 			_, err := app.New(context.Background(), opts)
 			require.Error(t, err)

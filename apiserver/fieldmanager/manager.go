@@ -28,6 +28,9 @@ type Manager struct {
 
 	mu       sync.RWMutex
 	managers map[managerKey]*managedfields.FieldManager
+
+	plans      createPlans
+	slowCreate bool // tests: record creates through the library only
 }
 
 type managerKey struct {

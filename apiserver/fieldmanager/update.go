@@ -42,12 +42,15 @@ func (m *Manager) Update(ctx context.Context, live, obj runtime.Object, gvk sche
 	if err != nil {
 		return obj, err
 	}
+	manager := ManagerName(opts.FieldManager, opts.UserAgent)
+	if live == nil && opts.Subresource == "" && !m.slowCreate && m.createFields(obj, gvk, manager) {
+		return obj, nil
+	}
 	if live == nil {
 		if live, err = m.scheme.New(gvk); err != nil {
 			return obj, fmt.Errorf("fieldmanager: new %v: %w", gvk, err)
 		}
 	}
-	manager := ManagerName(opts.FieldManager, opts.UserAgent)
 	before := append(managedFieldsOf(live), managedFieldsOf(obj)...)
 	start := time.Now()
 	out, err := fm.Update(live, obj, manager)

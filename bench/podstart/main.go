@@ -1,48 +1,125 @@
 // Command podstart measures end-to-end pod startup on a real one-node
 // podkit cluster (issue 7's benchmark): the time from a pod's creation to
 // Running observed through a watch (the Kubernetes pod-startup SLI, image
-// cached), for N sequential pods and for a burst of N pods, plus the memory
-// of the node (this process, which hosts the kubelet and the control plane,
-// and the runtime's supervisor) with the pods running. Run it as root:
+// cached), for N sequential pods and for a burst of N pods, with
 //
-//	go run ./bench/podstart -n 100
+//   - the per-pod split observed by the watch (API write, scheduling and
+//     binding, the node's share: kubelet, runtime, status write, watch);
+//   - the kubelet's per-phase histograms (the seeds' timing table:
+//     kubelet_pod_start_step_duration_seconds and friends);
+//   - CPU time (user+sys) of the node's processes per pod, next to the wall
+//     clock, and the load average, since the machine may be shared;
+//   - the memory of the node with the pods running.
+//
+// Modes: -mode inproc runs everything in this process (podkit.Cluster);
+// -mode split (the default) runs the control plane here and the node in a
+// process of its own (this program re-executed as a node harness: what
+// `podkit kubelet` runs, plus /metrics), so the kubelet's and the runtime
+// supervisor's memory and CPU are measured alone; -mode cli runs the real
+// `podkit kubelet` binary as the node (no kubelet metrics). Run it as root
+// from the module root:
+//
+//	go run ./bench/podstart -n 100 -runs 3
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-
-	"github.com/podkit/podkit"
 	"github.com/podkit/podkit/sandbox/native"
 )
 
-var waitFor = new(time.Duration)
+type options struct {
+	n       int
+	runs    int
+	mode    string
+	timeout time.Duration
+	logFile string
+	debug   bool
+	profile string
+	idle    time.Duration
+}
 
 func main() {
 	native.Init()
-	n := flag.Int("n", 100, "pods per phase")
-	flag.DurationVar(waitFor, "timeout", 5*time.Minute, "how long to wait for pods")
+	var o options
+	var harness bool
+	var hf harnessFlags
+	flag.IntVar(&o.n, "n", 100, "pods per phase (sequential, burst)")
+	flag.IntVar(&o.runs, "runs", 1, "how many times to repeat the sequential and burst phases")
+	flag.StringVar(&o.mode, "mode", "split", "inproc (one process), split (node harness process) or cli (podkit kubelet process)")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for pods")
+	flag.DurationVar(&o.idle, "idle", 10*time.Second, "how long to measure the node's CPU with the last burst running and nothing else happening")
+	flag.StringVar(&o.logFile, "log", "", "write the cluster's logs to this file")
+	flag.BoolVar(&o.debug, "debug", false, "log at debug level (with -log)")
+	flag.StringVar(&o.profile, "profile", "", "write the node's CPU, mutex, block and heap profiles to this directory (split mode: the node process's; inproc: this process's)")
+	flag.BoolVar(&harness, "node-harness", false, "internal: run as split mode's node process")
+	hf.register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*n); err != nil {
+	log := slog.New(slog.DiscardHandler)
+	if o.logFile != "" || harness {
+		var w io.Writer = os.Stderr
+		if o.logFile != "" {
+			f, err := os.Create(o.logFile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "podstart:", err)
+				os.Exit(1)
+			}
+			defer f.Close()
+			w = f
+		}
+		level := slog.LevelInfo
+		if o.debug {
+			level = slog.LevelDebug
+		}
+		log = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	}
+	var err error
+	if harness {
+		hf.profile = o.profile
+		err = runHarness(hf, log)
+	} else {
+		err = run(o, log)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "podstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int) error {
+// binaries are the programs the benchmark builds.
+type binaries struct {
+	testbox, init, podkit string
+}
+
+func buildAll(dir string, cli bool) (binaries, error) {
+	b := binaries{testbox: filepath.Join(dir, "testbox"), init: filepath.Join(dir, "podkit-init")}
+	pkgs := [][2]string{{b.testbox, "./internal/testbox"}, {b.init, "./sandbox/cmd/podkit-init"}}
+	if cli {
+		// podkit kubelet finds podkit-init next to itself.
+		b.podkit = filepath.Join(dir, "podkit")
+		pkgs = append(pkgs, [2]string{b.podkit, "./cmd/podkit"})
+	}
+	for _, p := range pkgs {
+		cmd := exec.Command("go", "build", "-o", p[0], p[1])
+		// Static: the image holds the testbox alone, with no dynamic
+		// loader (a cgo build fails to exec in the container with ENOENT).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return b, fmt.Errorf("build %s: %v\n%s", p[1], err, out)
+		}
+	}
+	return b, nil
+}
+
+func run(o options, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dir, err := os.MkdirTemp("", "podstart-")
@@ -50,200 +127,97 @@ func run(n int) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "testbox")
-	if out, err := exec.Command("go", "build", "-o", bin, "./internal/testbox").CombinedOutput(); err != nil {
-		return fmt.Errorf("build testbox: %v\n%s", err, out)
-	}
-	init := filepath.Join(dir, "podkit-init")
-	if out, err := exec.Command("go", "build", "-o", init, "./sandbox/cmd/podkit-init").CombinedOutput(); err != nil {
-		return fmt.Errorf("build podkit-init: %v\n%s", err, out)
-	}
-	prefix := fmt.Sprintf("bench-%d", os.Getpid()%100000)
-	c, err := podkit.NewCluster(ctx, podkit.ClusterConfig{
-		DataDir: filepath.Join(dir, "cluster"), Port: -1, NodePrefix: prefix, Store: "memory",
-		DemoImages:    map[string]string{"bench/testbox:1": bin},
-		Node:          func(i int, nc *podkit.NodeConfig) { nc.InitBinary = init },
-		Logger:        slog.New(slog.DiscardHandler),
-		ShutdownGrace: time.Second,
-	})
+	bins, err := buildAll(dir, o.mode == "cli")
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer scancel()
-		if err := c.Shutdown(sctx); err != nil {
-			fmt.Fprintln(os.Stderr, "shutdown:", err)
+	var n *node
+	switch o.mode {
+	case "inproc":
+		var p *profiler
+		if o.profile != "" {
+			if p, err = newProfiler(o.profile); err != nil {
+				return err
+			}
+			defer p.finish()
 		}
-	}()
-	if err := podkit.WaitNodesReady(ctx, c.Client(), 1, time.Minute); err != nil {
+		n, err = startInProcess(ctx, dir, bins, log)
+		if err == nil && p != nil {
+			n.profStart = func(name string) {
+				if err := p.start(name); err != nil {
+					fmt.Fprintln(os.Stderr, "profile:", err)
+				}
+			}
+			n.profStop = p.stop
+		}
+	case "split", "cli":
+		var args []string
+		if o.profile != "" {
+			args = append(args, "-profile", o.profile)
+		}
+		if o.logFile != "" {
+			args = append(args, "-log", o.logFile+".node", "-debug="+fmt.Sprint(o.debug))
+		}
+		n, err = startSplit(ctx, dir, bins, log, o.mode == "cli", o.profile != "", args)
+	default:
+		return fmt.Errorf("unknown -mode %q", o.mode)
+	}
+	if err != nil {
 		return err
 	}
-	img := c.Image("bench/testbox:1")
-	cl := c.Client()
+	defer n.close()
+	return bench(ctx, o, n)
+}
+
+// bench runs the phases and prints the report.
+func bench(ctx context.Context, o options, n *node) error {
 	// Warm the image cache: the SLI excludes pulls.
-	if _, err := startPods(ctx, cl, img, "warm", 1, false); err != nil {
+	if _, err := startPods(ctx, n.client, n.image, "warm", 1, false, o.timeout); err != nil {
 		return err
 	}
-	seq, err := startPods(ctx, cl, img, "seq", n, false)
-	if err != nil {
-		return err
+	r := &report{mode: o.mode, n: o.n}
+	for i := 0; i < o.runs; i++ {
+		for _, burst := range []bool{false, true} {
+			name := "seq"
+			if burst {
+				name = "burst"
+			}
+			prefix := fmt.Sprintf("%s%d", name, i)
+			if n.profStart != nil {
+				n.profStart(prefix)
+			}
+			m := n.measure()
+			start := time.Now()
+			pods, err := startPods(ctx, n.client, n.image, prefix, o.n, burst, o.timeout)
+			if n.profStop != nil {
+				n.profStop()
+			}
+			if err != nil {
+				return err
+			}
+			ph := n.phase(name, i+1, m, pods, time.Since(start))
+			if burst {
+				// One warm pod and the burst run: the memory the issue asks about.
+				ph.kubeletMem, ph.supervisorMem = readProcMem(n.kubeletPID), readProcMem(n.supervisorPID())
+			}
+			r.phases = append(r.phases, ph)
+			// Make room: maxPods (110) counts running pods.
+			if !burst || i+1 < o.runs {
+				if err := deleteAll(ctx, n.client, prefix, o.n, o.timeout); err != nil {
+					return err
+				}
+				if err := waitNodeIdle(n.runDir, n.cgroupRoot, 1, o.timeout); err != nil {
+					return err
+				}
+			}
+		}
 	}
-	// Make room: maxPods (110) counts the sequential pods.
-	if err := deleteAll(ctx, cl, "seq", n); err != nil {
-		return err
-	}
-	burstStart := time.Now()
-	burst, err := startPods(ctx, cl, img, "burst", n, true)
-	if err != nil {
-		return err
-	}
-	burstAll := time.Since(burstStart)
-	rss := rssKiB(os.Getpid())
-	sup := supervisorRSS(c)
-	fmt.Printf("| phase | pods | p50 | p99 | max |\n|---|---|---|---|---|\n")
-	for _, p := range []struct {
-		name string
-		d    []time.Duration
-	}{{"sequential", seq}, {"burst", burst}} {
-		fmt.Printf("| %s | %d | %s | %s | %s |\n", p.name, len(p.d), pct(p.d, 50), pct(p.d, 99), pct(p.d, 100))
-	}
-	fmt.Printf("\nburst of %d: all Running %s after the first create\n", n, burstAll.Round(time.Millisecond))
-	fmt.Printf("memory with %d pods running: this process (API server, controllers, scheduler, kubelet, runtime client) RSS %d MiB; supervisor RSS %d MiB\n",
-		n+1, rss/1024, sup/1024)
+	// The steady state with the last burst running: what the node costs
+	// when nothing happens (relists, leases, node status).
+	m := n.measure()
+	time.Sleep(o.idle)
+	r.idle = n.phase("idle", o.runs, m, nil, time.Since(m.at))
+	r.write(os.Stdout)
+	writeEvents(ctx, os.Stdout, n.client)
 	return nil
-}
-
-// startPods creates count pods (all at once when burst, else one after the
-// other) and returns each pod's creation → Running latency as observed by a
-// watch.
-func startPods(ctx context.Context, cl kubernetes.Interface, img, prefix string, count int, burst bool) ([]time.Duration, error) {
-	w, err := cl.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
-	created := map[string]time.Time{}
-	var out []time.Duration
-	create := func(i int) error {
-		name := fmt.Sprintf("%s-%d", prefix, i)
-		created[name] = time.Now()
-		_, err := cl.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{TerminationGracePeriodSeconds: new(int64), Containers: []corev1.Container{{
-				Name: "c", Image: img, Args: []string{"sleep", "inf"}, ImagePullPolicy: corev1.PullIfNotPresent}}},
-		}, metav1.CreateOptions{})
-		return err
-	}
-	wait := func(want int) error {
-		timeout := time.After(*waitFor)
-		for len(out) < want {
-			select {
-			case ev, ok := <-w.ResultChan():
-				if !ok {
-					return fmt.Errorf("watch closed")
-				}
-				p, ok := ev.Object.(*corev1.Pod)
-				if !ok || ev.Type == watch.Deleted || !strings.HasPrefix(p.Name, prefix+"-") {
-					continue
-				}
-				if t, ok := created[p.Name]; ok && p.Status.Phase == corev1.PodRunning {
-					out = append(out, time.Since(t))
-					delete(created, p.Name)
-				}
-			case <-timeout:
-				for name := range created {
-					if p, err := cl.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{}); err == nil {
-						fmt.Fprintf(os.Stderr, "%s: node=%q phase=%s conditions=%v statuses=%v\n", name, p.Spec.NodeName, p.Status.Phase, p.Status.Conditions, p.Status.ContainerStatuses)
-					}
-				}
-				return fmt.Errorf("%d of %d pods Running after %s", len(out), want, *waitFor)
-			}
-		}
-		return nil
-	}
-	if burst {
-		for i := 0; i < count; i++ {
-			if err := create(i); err != nil {
-				return nil, err
-			}
-		}
-		return out, wait(count)
-	}
-	for i := 0; i < count; i++ {
-		if err := create(i); err != nil {
-			return nil, err
-		}
-		if err := wait(i + 1); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	i := (len(s)*p + 99) / 100
-	if i > 0 {
-		i--
-	}
-	return s[i].Round(100 * time.Microsecond)
-}
-
-func rssKiB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			var v int
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(l, "VmRSS:"), "kB")), &v)
-			return v
-		}
-	}
-	return 0
-}
-
-func supervisorRSS(c *podkit.Cluster) int {
-	b, err := os.ReadFile(filepath.Join("/run/podkit", c.NodeName(1), "supervisor.pid"))
-	if err != nil {
-		return 0
-	}
-	var pid int
-	fmt.Sscan(strings.TrimSpace(string(b)), &pid)
-	return rssKiB(pid)
-}
-
-// deleteAll deletes prefix-0..n-1 and waits until they are gone.
-func deleteAll(ctx context.Context, cl kubernetes.Interface, prefix string, n int) error {
-	zero := int64(0)
-	for i := 0; i < n; i++ {
-		if err := cl.CoreV1().Pods("default").Delete(ctx, fmt.Sprintf("%s-%d", prefix, i), metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
-			return err
-		}
-	}
-	deadline := time.Now().Add(*waitFor)
-	for time.Now().Before(deadline) {
-		l, err := cl.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		left := 0
-		for _, p := range l.Items {
-			if strings.HasPrefix(p.Name, prefix+"-") {
-				left++
-			}
-		}
-		if left == 0 {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%s pods not gone after %s", prefix, *waitFor)
 }

@@ -50,8 +50,22 @@ func main() {
 				_ = json.NewEncoder(os.Stdout).Encode(res)
 				continue
 			}
-			fmt.Printf("%-13s nodes=%-5d pods=%-6d %8.0f pods/s  p99 attempt %7.2f ms  (bound in %v, attempts %v)\n",
-				res.Workload, res.Nodes, res.Pods, res.PodsPerSecond, res.P99AttemptMillis, res.Elapsed.Round(time.Millisecond), res.Attempts)
+			fmt.Printf("%-13s nodes=%-5d pods=%-6d %8.0f pods/s  p99 attempt %7.2f ms  %6.0f cpu-µs/pod  (bound in %v, attempts %v, load %s)\n",
+				res.Workload, res.Nodes, res.Pods, res.PodsPerSecond, res.P99AttemptMillis, res.CPUMicrosPerPod,
+				res.Elapsed.Round(time.Millisecond), res.Attempts, loadAverage())
 		}
 	}
+}
+
+// loadAverage returns the 1-minute load average, for the record of a run
+// on a shared machine ("?" where /proc/loadavg is unreadable).
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(data)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }

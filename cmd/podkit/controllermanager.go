@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/controller/controllers"
+	"github.com/podkit/podkit/internal/leader"
 )
 
 func newControllerManagerCommand() *cobra.Command {
@@ -18,6 +20,7 @@ func newControllerManagerCommand() *cobra.Command {
 	var maskSize, workers int
 	var grace time.Duration
 	var disable []string
+	election := leader.DefaultOptions("kube-controller-manager")
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run the controllers: deployments, replicasets, garbage collection, namespaces, nodes, jobs, endpoints",
@@ -38,8 +41,12 @@ func newControllerManagerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			client, err := kubernetes.NewForConfig(rc)
+			if err != nil {
+				return err
+			}
 			slog.Info("podkit controller-manager running", "server", rc.Host)
-			return m.Run(cmd.Context())
+			return leader.Run(cmd.Context(), client, election, slog.Default(), m.Run)
 		},
 	}
 	f := cmd.Flags()
@@ -49,5 +56,6 @@ func newControllerManagerCommand() *cobra.Command {
 	f.DurationVar(&grace, "node-monitor-grace-period", 40*time.Second, "how long a node's lease may go unrenewed before it is marked Unknown")
 	f.IntVar(&workers, "concurrent-syncs", controller.DefaultWorkers, "workers per controller")
 	f.StringSliceVar(&disable, "disable", nil, fmt.Sprintf("controllers not to run (of %v)", controllers.Names))
+	election.AddFlags(f)
 	return cmd
 }

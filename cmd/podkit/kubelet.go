@@ -19,6 +19,8 @@ import (
 func newKubeletCommand() *cobra.Command {
 	var kubeconfig, name, podCIDR, dataDir, runDir, logDir, addr, clusterDNS, domain string
 	var shutdown bool
+	var svc serviceFlags
+	var tlsFlags kubeletTLSFlags
 	cmd := &cobra.Command{
 		Use:   "kubelet",
 		Short: "Run a node: the kubelet with podkit's native runtime, bridge network, cgroups and images",
@@ -28,17 +30,22 @@ func newKubeletCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading kubeconfig: %w", err)
 			}
-			client, err := kubernetes.NewForConfig(rc)
-			if err != nil {
-				return err
-			}
 			if name == "" {
 				if name, err = os.Hostname(); err != nil {
 					return err
 				}
 			}
+			sec, err := tlsFlags.setup(rc, name, addr)
+			if err != nil {
+				return err
+			}
+			client, err := kubernetes.NewForConfig(sec.rc)
+			if err != nil {
+				return err
+			}
 			cfg := podkit.NodeConfig{Name: name, Client: client, DataDir: dataDir, RunDir: runDir, LogDir: logDir,
-				KubeletAddr: addr, ClusterDomain: domain, InitBinary: initBinary(), Logger: slog.Default()}
+				KubeletAddr: addr, ClusterDomain: domain, InitBinary: initBinary(), Logger: slog.Default(),
+				ServingCert: sec.serving, ClientCA: sec.clientCA}
 			if podCIDR != "" {
 				if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {
 					return fmt.Errorf("--pod-cidr: %w", err)
@@ -50,6 +57,9 @@ func newKubeletCommand() *cobra.Command {
 					return fmt.Errorf("--cluster-dns: %w", err)
 				}
 				cfg.ClusterDNS = []netip.Addr{a}
+			}
+			if cfg.Services, err = svc.config(); err != nil {
+				return err
 			}
 			n, err := podkit.StartNode(cmd.Context(), cfg)
 			if err != nil {
@@ -76,6 +86,8 @@ func newKubeletCommand() *cobra.Command {
 	f.StringVar(&addr, "address", "127.0.0.1:10250", "the kubelet server's listen address (logs)")
 	f.StringVar(&clusterDNS, "cluster-dns", "10.96.0.10", "the cluster DNS address pods resolve through")
 	f.StringVar(&domain, "cluster-domain", "cluster.local", "the cluster's DNS domain")
+	svc.register(f, true)
+	tlsFlags.register(f)
 	f.BoolVar(&shutdown, "shutdown-pods", false, "on exit, stop every pod and remove the node's bridge and cgroups (default: pods keep running and a restarted kubelet adopts them)")
 	return cmd
 }

@@ -42,5 +42,6 @@ func newRootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log at debug level")
 	root.AddCommand(newAPIServerCommand(), newSchedulerCommand(), newControllerManagerCommand(), newKubeletCommand(), newUpCommand(), newImageCommand(), newRegistryCommand())
+	root.AddCommand(newDemoCommand(), newTraceCommand())
 	return root
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/podkit/podkit/internal/leader"
 	"github.com/podkit/podkit/scheduler"
 	"github.com/podkit/podkit/scheduler/plugins"
 )
@@ -22,6 +23,7 @@ func newSchedulerCommand() *cobra.Command {
 	var kubeconfig, config, metricsAddr string
 	var parallelism, maxBindings int
 	var percentage int32
+	election := leader.DefaultOptions("kube-scheduler")
 	cmd := &cobra.Command{
 		Use:   "scheduler",
 		Short: "Run the scheduler: queue → filter → score → bind, against any Kubernetes API server",
@@ -64,7 +66,7 @@ func newSchedulerCommand() *cobra.Command {
 				}
 			}
 			slog.Info("podkit scheduler running", "server", rc.Host, "profiles", len(profiles))
-			return s.Run(cmd.Context())
+			return leader.Run(cmd.Context(), client, election, slog.Default(), s.Run)
 		},
 	}
 	f := cmd.Flags()
@@ -74,6 +76,7 @@ func newSchedulerCommand() *cobra.Command {
 	f.IntVar(&parallelism, "parallelism", 0, "nodes evaluated in parallel (0: default)")
 	f.Int32Var(&percentage, "percentage-of-nodes-to-score", 0, "percentage of nodes to score (0: adaptive, like Kubernetes)")
 	f.IntVar(&maxBindings, "max-in-flight-bindings", 0, "bindings in flight at once (0: default)")
+	election.AddFlags(f)
 	return cmd
 }
 

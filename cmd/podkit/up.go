@@ -18,6 +18,7 @@ import (
 func newUpCommand() *cobra.Command {
 	var cfg podkit.ClusterConfig
 	var clusterCIDR string
+	var svc serviceFlags
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Run a whole cluster in this process: API server, controllers, scheduler, registry and N nodes",
@@ -39,6 +40,11 @@ leaves nothing on the host; the next podkit up on the same data dir resumes the 
 			if cfg.Kubeconfig == "" {
 				cfg.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 			}
+			sc, err := svc.config()
+			if err != nil {
+				return err
+			}
+			cfg.ServiceCIDR, cfg.DNSUpstreams = sc.ServiceCIDR, sc.DNSUpstreams
 			cfg.DemoImages = demoImages()
 			init := initBinary()
 			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary = init }
@@ -61,6 +67,7 @@ leaves nothing on the host; the next podkit up on the same data dir resumes the 
   try:    kubectl --kubeconfig %s get nodes -o wide
 Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 `, time.Since(start).Round(time.Millisecond), c.URL(), len(c.Nodes()), c.Registry(), seeded(c), kc, cfg.DataDir)
+			idle()
 			err = <-done
 			return shutdown(c, err)
 		},
@@ -73,6 +80,7 @@ Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 	f.StringVar(&cfg.Kubeconfig, "write-kubeconfig", "", "kubeconfig path (default <data-dir>/kubeconfig)")
 	f.StringVar(&cfg.NodePrefix, "node-name-prefix", "podkit-node", "nodes are named <prefix>-1, <prefix>-2, ...")
 	f.StringVar(&clusterCIDR, "cluster-cidr", "10.244.0.0/16", "pod address range node PodCIDRs come from")
+	svc.register(f, false)
 	return cmd
 }
 

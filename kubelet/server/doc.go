@@ -43,6 +43,22 @@
 // in a few large chunks while a new line still reaches the client at once
 // (Kubernetes' flushwriter flushes every write).
 //
+// # Who may ask
+//
+// With Config.Authenticator set (podkit.Node sets it whenever the node has
+// a serving certificate, i.e. always in a secure cluster) every request
+// must authenticate, as the kubelet's --anonymous-auth=false: a client
+// certificate chaining to the cluster CA (the API server presents its
+// kube-apiserver-kubelet-client certificate when it proxies pods/log), or
+// a bearer token the API server vouches for through TokenReview
+// (DelegatedAuthenticator). Config.Authorizer then decides with a
+// SubjectAccessReview against the node object's subresource the path
+// maps to (RequestAttributes: nodes/proxy for container logs and /pods,
+// nodes/log, nodes/metrics, nodes/stats), as the kubelet's Webhook
+// authorization mode does. Answers of both are cached briefly. Without
+// credentials the answer is 401 "Unauthorized", without permission 403
+// "Forbidden (user=…, verb=…, resource=nodes, subresource=…)".
+//
 // # Errors
 //
 // Errors are plain text with the kubelet's status codes, because the API

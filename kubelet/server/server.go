@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/podkit/podkit/apiserver/auth"
 )
 
 // Config holds the server's collaborators. All are optional: a server
@@ -41,6 +43,18 @@ type Config struct {
 	PollInterval time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+
+	// Authenticator, when set, must recognise every caller (401
+	// otherwise); DelegatedAuthenticator accepts the cluster's client
+	// certificates and the bearer tokens the API server vouches for. Nil
+	// serves everyone: tests and embedding.
+	Authenticator auth.Authenticator
+	// Authorizer, when set with Authenticator, must allow the caller the
+	// node's subresource the request maps to (RequestAttributes; 403
+	// otherwise); DelegatedAuthorizer asks the API server.
+	Authorizer auth.Authorizer
+	// NodeName names the node in authorization requests.
+	NodeName string
 }
 
 // Server is the kubelet's HTTP handler.
@@ -74,6 +88,10 @@ func New(cfg Config) *Server {
 // path cleaning would turn an empty segment into a redirect instead of the
 // kubelet's "Missing podID." answer.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r, ok := s.withAuth(w, r)
+	if !ok {
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/containerLogs/") {
 		s.serveContainerLogs(w, r)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -82,6 +83,14 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *sa
 }
 
 func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *containerRecord, cfg *sandbox.ContainerConfig) error {
+	t0 := time.Now()
+	var tMount, tCgroup, tSpec time.Time
+	defer func() {
+		if r.log.Enabled(ctx, slog.LevelDebug) && !tSpec.IsZero() {
+			r.log.Debug("container created", "container", rec.ID, "mount", tMount.Sub(t0), "cgroup", tCgroup.Sub(tMount),
+				"spec", tSpec.Sub(tCgroup), "task", time.Since(tSpec))
+		}
+	}()
 	if err := overlay.MountAll(cfg.Rootfs, rec.Rootfs); err != nil {
 		return fmt.Errorf("mount rootfs: %w", err)
 	}
@@ -89,6 +98,7 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 	if err := r.saveContainer(rec); err != nil {
 		return err
 	}
+	tMount = time.Now()
 	var cgroupDirs []string
 	if r.cfg.Cgroups != nil && sb.Config.CgroupParent != "" {
 		p, err := r.cfg.Cgroups.EnsureContainer(ctx, sb.Config.CgroupParent, rec.ID, cfg.Resources)
@@ -101,6 +111,7 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 		}
 		cgroupDirs = r.cgroupDirs(p)
 	}
+	tCgroup = time.Now()
 	in := ocispec.Input{
 		SandboxID: sb.ID, ContainerID: rec.ID, Sandbox: &sb.Config, Container: cfg,
 		RootfsPath: rec.Rootfs,
@@ -145,6 +156,7 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 		task.Kind = supervisor.KindExec
 		task.Exec = &supervisor.ExecSpec{Argv: h.CreateCommand(b), Dir: b.Dir, PidFile: b.PidFile}
 	}
+	tSpec = time.Now()
 	if _, err := r.sup.CreateTask(ctx, task); err != nil {
 		if ce, ok := h.(interface{ CreateError(*Bundle, error) error }); ok {
 			return ce.CreateError(b, err) // the OCI runtime's own log and hints

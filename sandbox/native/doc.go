@@ -43,7 +43,7 @@
 // subreaper, so it is the parent of every container init it forks and
 // adopts the ones runc or crun create. It copies each container's output to
 // its CRI log, records each exit (code, signal, time and whether the OOM
-// killer struck, from the cgroup's oom_kill counter) durably on disk, and
+// killer struck, from the cgroup's oom_kill counter) on disk, and
 // streams exits to connected runtimes. A pod costs it a few goroutines and
 // buffers; docs/benchmarks.md has the number.
 //

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,6 +67,13 @@ func (r *Runtime) RunPodSandbox(ctx context.Context, cfg *sandbox.SandboxConfig)
 
 func (r *Runtime) setupSandbox(ctx context.Context, rec *sandboxRecord, netSys, ipcSys map[string]string) error {
 	cfg, dir := &rec.Config, r.sandboxDir(rec.ID)
+	t0 := time.Now()
+	var tNS, tNet time.Time
+	defer func() {
+		if r.log.Enabled(ctx, slog.LevelDebug) && !tNet.IsZero() {
+			r.log.Debug("sandbox ready", "sandbox", rec.ID, "namespaces", tNS.Sub(t0), "network", tNet.Sub(tNS), "files", time.Since(tNet))
+		}
+	}()
 	nsDir := filepath.Join(dir, "ns")
 	if !cfg.HostNetwork {
 		ns, err := netns.New(nsDir, "net")
@@ -109,6 +118,7 @@ func (r *Runtime) setupSandbox(ctx context.Context, rec *sandboxRecord, netSys, 
 			return err
 		}
 	}
+	tNS = time.Now()
 	if rec.NetNS != "" {
 		if r.cfg.Network != nil {
 			res, err := r.cfg.Network.Setup(ctx, &cni.Attachment{
@@ -127,6 +137,7 @@ func (r *Runtime) setupSandbox(ctx context.Context, rec *sandboxRecord, netSys, 
 			return err
 		}
 	}
+	tNet = time.Now()
 	for name, data := range map[string][]byte{"resolv.conf": cfg.ResolvConf, "hosts": cfg.Hosts, "hostname": cfg.HostnameFile} {
 		if data == nil {
 			continue

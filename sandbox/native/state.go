@@ -53,10 +53,14 @@ type containerRecord struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
-// writeJSON writes v to path atomically and durably: a crash leaves the old
-// or the new record, never half of one.
+// writeJSON writes v to path atomically: a temporary file renamed over it,
+// so a crash of the process leaves the old or the new record, never half of
+// one. There is no fsync: the records describe namespaces, mounts and
+// processes that a power loss or reboot removes anyway (the root is under
+// /run), and flushing each of the several writes of a pod's start cost
+// milliseconds apiece on a disk-backed /run.
 func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -65,9 +69,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := f.Write(b); err == nil {
-		err = f.Sync()
-	}
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -61,7 +61,10 @@ func TestKubeletProcess(t *testing.T) {
 	node := "e2e-kubelet-" + suffix
 	cidr := netip.MustParsePrefix(fmt.Sprintf("10.250.%d.0/24", cnitest.RandomByte()))
 	runDir := filepath.Join("/run/podkit-test", "kubelet-"+suffix)
-	kubelet := start("kubelet", "--kubeconfig", srv.Kubeconfig, "--node-name", node, "--pod-cidr", cidr.String(),
+	// The kubelet shares the API server's host: it issues its node and
+	// serving certificates from the cluster CA in the server's PKI.
+	kubelet := start("kubelet", "--kubeconfig", srv.Kubeconfig, "--cluster-pki-dir", filepath.Join(srv.DataDir, "pki"),
+		"--node-name", node, "--pod-cidr", cidr.String(),
 		"--data-dir", t.TempDir(), "--run-dir", runDir, "--log-dir", t.TempDir(), "--address", "127.0.0.1:0", "--shutdown-pods")
 	bridge := podkit.HostName("pk", node)
 	stopped := false

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/podkit/podkit/sandbox/native"
 )
 
 // binaryEnv names a prebuilt podkit binary to test instead of building one.
@@ -22,6 +24,7 @@ const buildTimeout = 5 * time.Minute
 var podkitBinary string
 
 func TestMain(m *testing.M) {
+	native.Init() // in-process clusters (podkit.NewCluster) re-exec the test binary as their runtime
 	flag.Parse()
 	os.Exit(run(m))
 }

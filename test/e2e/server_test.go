@@ -120,7 +120,6 @@ func (s *apiServer) launch(port int) {
 // then for /readyz.
 func (s *apiServer) waitReady() error {
 	deadline := time.Now().Add(startTimeout)
-	hc := &http.Client{Timeout: 2 * time.Second}
 	var last error
 	for time.Now().Before(deadline) {
 		select {
@@ -139,6 +138,13 @@ func (s *apiServer) waitReady() error {
 		}
 		if u.Hostname() != "127.0.0.1" {
 			return fmt.Errorf("kubeconfig server %q is not on 127.0.0.1", cfg.Host)
+		}
+		// The server serves HTTPS and authenticates everyone: /readyz with
+		// the admin certificate and CA of the kubeconfig.
+		cfg.Timeout = 2 * time.Second
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return fmt.Errorf("client from the kubeconfig: %w", err)
 		}
 		resp, err := hc.Get(cfg.Host + "/readyz")
 		if err != nil {
@@ -199,10 +205,15 @@ func (s *apiServer) Restart(port int) {
 	s.launch(port)
 }
 
-// RESTConfig is a client config for the current process. It has no client
-// timeout (watches stay open): bound calls with contexts.
+// RESTConfig is a client config for the current process, with the
+// admin credentials of the kubeconfig it wrote. It has no client timeout
+// (watches stay open): bound calls with contexts.
 func (s *apiServer) RESTConfig() *rest.Config {
-	return &rest.Config{Host: s.URL, QPS: -1, UserAgent: "podkit-e2e"}
+	s.t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.Kubeconfig)
+	require.NoError(s.t, err)
+	cfg.QPS, cfg.UserAgent = -1, "podkit-e2e"
+	return cfg
 }
 
 // Client is a JSON clientset for the current process.

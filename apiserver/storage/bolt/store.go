@@ -29,7 +29,10 @@ type Store struct {
 	closeErr  error
 }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store        = (*Store)(nil)
+	_ storage.SharedWriter = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the store in the file at path, encoding
 // objects with codec, and loads its contents. It fails with ErrLocked when
@@ -62,7 +65,7 @@ func Open(path string, codec runtime.Codec, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("bolt store %s: loading: %w", path, err)
 	}
 	cfg := o.engine
-	cfg.Persister, cfg.Canonical, cfg.Revision, cfg.Items = p, p.canonical, rev, items
+	cfg.Persister, cfg.CanonicalData, cfg.Revision, cfg.Items = p, p.canonical, rev, items
 	e, err := engine.New(cfg)
 	if err != nil {
 		_ = db.Close()
@@ -77,6 +80,18 @@ func Open(path string, codec runtime.Codec, opts ...Option) (*Store, error) {
 // has a resourceVersion or the codec cannot encode it.
 func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	return s.e.Create(ctx, key, obj)
+}
+
+// CreateShared is Create returning the stored object itself, which is
+// shared: read-only (storage.SharedWriter).
+func (s *Store) CreateShared(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return s.e.CreateShared(ctx, key, obj)
+}
+
+// UpdateShared is Update returning the stored object itself, which is
+// shared: read-only (storage.SharedWriter).
+func (s *Store) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return s.e.UpdateShared(ctx, key, tryUpdate)
 }
 
 // Get returns a copy of the object under key, or ErrNotFound.

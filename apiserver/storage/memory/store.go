@@ -17,7 +17,10 @@ type Store struct {
 	e *engine.Engine
 }
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store        = (*Store)(nil)
+	_ storage.SharedWriter = (*Store)(nil)
+)
 
 // New returns an empty Store at revision 0. Options only fail on
 // programming errors (a negative size, a nil clock): New panics then.
@@ -40,6 +43,18 @@ func New(opts ...Option) *Store {
 // key is taken and ErrInvalidObject when obj has a resourceVersion.
 func (s *Store) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	return s.e.Create(ctx, key, obj)
+}
+
+// CreateShared is Create returning the stored object itself, which is
+// shared: read-only (storage.SharedWriter).
+func (s *Store) CreateShared(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return s.e.CreateShared(ctx, key, obj)
+}
+
+// UpdateShared is Update returning the stored object itself, which is
+// shared: read-only (storage.SharedWriter).
+func (s *Store) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return s.e.UpdateShared(ctx, key, tryUpdate)
 }
 
 // Get returns a copy of the object under key, or ErrNotFound.

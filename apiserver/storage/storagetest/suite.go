@@ -73,6 +73,7 @@ func RunConformance(t *testing.T, newStore func(t *testing.T) storage.Store, opt
 		{"Watch", s.watchTests()},
 		{"Concurrency", s.concurrencyTests()},
 		{"Lifecycle", s.lifecycleTests()},
+		{"SharedWriter", s.sharedTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

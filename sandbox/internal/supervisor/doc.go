@@ -69,7 +69,8 @@
 // of another process of the container. Before the exit is published the
 // supervisor waits (at most 2 s) for the task's pipes to drain, so the log
 // is complete when Wait returns; then it writes <root>/tasks/<id>/exit.json
-// (temporary file, fsync, rename, fsync of the directory). Then Wait
+// (a temporary file renamed over it: atomic, not flushed, since a power
+// loss ends every task anyway). Then Wait
 // returns and Events delivers it.
 //
 // # When the supervisor itself dies

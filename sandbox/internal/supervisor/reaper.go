@@ -99,7 +99,7 @@ func exitStatus(ws unix.WaitStatus) (code int32, sig int) {
 }
 
 // finish records a task's exit: the status, OOMKilled from the memory
-// cgroup's counter, durably to exit.json, and only then publishes it.
+// cgroup's counter, atomically to exit.json, and only then publishes it.
 func (s *server) finish(t *task, ws unix.WaitStatus, at time.Time) {
 	<-t.created
 	code, sig := exitStatus(ws)

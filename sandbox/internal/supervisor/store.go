@@ -35,9 +35,12 @@ type exitRecord struct {
 	Orphaned   bool      `json:"orphaned,omitempty"`
 }
 
-// writeJSONAtomic writes v to dir/name durably: a temporary file, fsync,
-// rename, fsync of the directory. A crash leaves the old file or the new
-// one, never a torn one.
+// writeJSONAtomic replaces dir/name with v atomically: a temporary file
+// renamed over it, so a crash of the supervisor leaves the old file or the
+// new one, never a torn one. There is no fsync: the records describe
+// processes, which a power loss or reboot ends anyway (the root is under
+// /run, tmpfs on most hosts), and a flush per task cost several
+// milliseconds of every container start on a disk-backed /run.
 func writeJSONAtomic(dir, name string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -49,9 +52,6 @@ func writeJSONAtomic(dir, name string, v any) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -61,18 +61,6 @@ func writeJSONAtomic(dir, name string, v any) error {
 	if err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", dir, err)
 	}
 	return nil
 }

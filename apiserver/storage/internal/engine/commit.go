@@ -28,6 +28,7 @@ type request struct {
 	kind   opKind
 	key    string
 	obj    runtime.Object // create, update: the engine's copy to store
+	data   []byte         // create, update: obj's encoding, when the backend gave one
 	expect uint64         // update, delete: the revision it was based on
 
 	out  runtime.Object // stored (or deleted) object, shared
@@ -230,8 +231,10 @@ func (e *Engine) commitBatch(batch []*request) {
 	changes := make([]Change, len(writes))
 	for i, s := range writes {
 		changes[i].Key = s.req.key
+		changes[i].Rev = s.ev.Revision
 		if s.item != nil {
 			changes[i].Obj = s.item.Obj
+			changes[i].Data = s.req.data
 		}
 	}
 	if err := e.persist.Persist(changes, rev); err != nil {

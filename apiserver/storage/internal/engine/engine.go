@@ -23,6 +23,13 @@ const DefaultMaxBatch = 1000
 type Change struct {
 	Key string
 	Obj runtime.Object
+	// Rev is the revision of the write.
+	Rev uint64
+	// Data, when the backend's CanonicalData produced it, is Obj encoded
+	// before its revision was stamped: the bytes Obj was decoded from.
+	// A Persister may store them (with Rev beside them) instead of
+	// encoding Obj again.
+	Data []byte
 }
 
 // Persister makes writes durable.
@@ -42,6 +49,14 @@ type Config struct {
 	// back (the bolt backend round-trips it through its codec); it may
 	// reuse its argument, which the engine owns. nil keeps objects as given.
 	Canonical func(runtime.Object) (runtime.Object, error)
+	// CanonicalData, when set, replaces Canonical: it also returns the
+	// encoding the object was decoded from, which reaches the Persister in
+	// Change.Data. It always builds a new object (CanonicalCopies holds).
+	CanonicalData func(runtime.Object) (runtime.Object, []byte, error)
+	// CanonicalCopies promises that Canonical returns a new object sharing
+	// nothing with its argument, and does not keep or modify the argument:
+	// the engine then hands it the caller's object without copying it first.
+	CanonicalCopies bool
 	// Revision is the store's revision at open; Items its contents then,
 	// each with Rev <= Revision.
 	Revision uint64
@@ -61,10 +76,12 @@ type Engine struct {
 	cache  *watchcache.Cache
 	closed atomic.Bool
 
-	persist   Persister
-	canonical func(runtime.Object) (runtime.Object, error)
-	maxBatch  int
-	log       *slog.Logger
+	persist         Persister
+	canonical       func(runtime.Object) (runtime.Object, error)
+	canonicalCopies bool
+	canonicalData   func(runtime.Object) (runtime.Object, []byte, error)
+	maxBatch        int
+	log             *slog.Logger
 
 	reqs      chan *request
 	stopLoop  chan struct{}
@@ -72,7 +89,10 @@ type Engine struct {
 	closeOnce sync.Once
 }
 
-var _ storage.Store = (*Engine)(nil)
+var (
+	_ storage.Store        = (*Engine)(nil)
+	_ storage.SharedWriter = (*Engine)(nil)
+)
 
 // New returns an Engine; with a Persister it starts the group-commit loop,
 // which Close stops.
@@ -98,12 +118,14 @@ func New(cfg Config) (*Engine, error) {
 		tree.Put(it)
 	}
 	e := &Engine{
-		tree:      tree,
-		cache:     cache,
-		persist:   cfg.Persister,
-		canonical: cfg.Canonical,
-		maxBatch:  cfg.MaxBatch,
-		log:       cfg.Logger,
+		tree:            tree,
+		cache:           cache,
+		persist:         cfg.Persister,
+		canonical:       cfg.Canonical,
+		canonicalCopies: cfg.CanonicalCopies,
+		canonicalData:   cfg.CanonicalData,
+		maxBatch:        cfg.MaxBatch,
+		log:             cfg.Logger,
 	}
 	if e.persist != nil {
 		e.reqs = make(chan *request, cfg.MaxBatch)

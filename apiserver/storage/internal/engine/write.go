@@ -13,6 +13,16 @@ import (
 
 // Create implements storage.Store.
 func (e *Engine) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	out, err := e.CreateShared(ctx, key, obj)
+	if err != nil {
+		return nil, err
+	}
+	return out.DeepCopyObject(), nil
+}
+
+// CreateShared implements storage.SharedWriter: Create without the copy of
+// the result.
+func (e *Engine) CreateShared(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -26,15 +36,11 @@ func (e *Engine) Create(ctx context.Context, key string, obj runtime.Object) (ru
 	if rv != 0 {
 		return nil, fmt.Errorf("key %q: %w: resourceVersion should not be set on objects to be created", key, storage.ErrInvalidObject)
 	}
-	cp, err := e.prepare(key, obj)
+	cp, data, err := e.prepare(key, obj)
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.commit(&request{kind: opCreate, key: key, obj: cp})
-	if err != nil {
-		return nil, err
-	}
-	return out.DeepCopyObject(), nil
+	return e.commit(&request{kind: opCreate, key: key, obj: cp, data: data})
 }
 
 // Update implements storage.Store. An update whose result equals the stored
@@ -43,6 +49,16 @@ func (e *Engine) Create(ctx context.Context, key string, obj runtime.Object) (ru
 // returned with its current revision and no event is emitted, as
 // Kubernetes does for no-op updates.
 func (e *Engine) Update(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	out, err := e.UpdateShared(ctx, key, tryUpdate)
+	if err != nil {
+		return nil, err
+	}
+	return out.DeepCopyObject(), nil
+}
+
+// UpdateShared implements storage.SharedWriter: Update without the copy of
+// the result.
+func (e *Engine) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	for {
 		if err := e.usable(ctx); err != nil {
 			return nil, err
@@ -68,7 +84,7 @@ func (e *Engine) Update(ctx context.Context, key string, tryUpdate func(cur runt
 		if rv != 0 && rv != cur.Rev {
 			return nil, fmt.Errorf("key %q: %w: resourceVersion %d, current %d", key, storage.ErrConflict, rv, cur.Rev)
 		}
-		cp, err := e.prepare(key, out)
+		cp, data, err := e.prepare(key, out)
 		if err != nil {
 			return nil, err
 		}
@@ -76,16 +92,16 @@ func (e *Engine) Update(ctx context.Context, key string, tryUpdate func(cur runt
 			return nil, fmt.Errorf("key %q: %w", key, err)
 		}
 		if unchanged(cur.Obj, cp) {
-			return cur.Obj.DeepCopyObject(), nil
+			return cur.Obj, nil
 		}
-		stored, err := e.commit(&request{kind: opUpdate, key: key, obj: cp, expect: cur.Rev})
+		stored, err := e.commit(&request{kind: opUpdate, key: key, obj: cp, data: data, expect: cur.Rev})
 		if errors.Is(err, errRetry) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return stored.DeepCopyObject(), nil
+		return stored, nil
 	}
 }
 
@@ -120,17 +136,29 @@ func (e *Engine) Delete(ctx context.Context, key string, precondition func(cur r
 	}
 }
 
-// prepare returns the engine's own copy of obj, as the backend stores it.
-func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, error) {
-	cp := obj.DeepCopyObject()
-	if e.canonical == nil {
-		return cp, nil
+// prepare returns the engine's own copy of obj, as the backend stores it,
+// and its encoding when the backend's CanonicalData gives one. A Canonical
+// that builds a new object already makes that copy.
+func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, []byte, error) {
+	var (
+		out  runtime.Object
+		data []byte
+		err  error
+	)
+	switch {
+	case e.canonicalData != nil:
+		out, data, err = e.canonicalData(obj)
+	case e.canonical == nil:
+		return obj.DeepCopyObject(), nil, nil
+	case e.canonicalCopies:
+		out, err = e.canonical(obj)
+	default:
+		out, err = e.canonical(obj.DeepCopyObject())
 	}
-	out, err := e.canonical(cp)
 	if err != nil {
-		return nil, fmt.Errorf("key %q: %w: %w", key, storage.ErrInvalidObject, err)
+		return nil, nil, fmt.Errorf("key %q: %w: %w", key, storage.ErrInvalidObject, err)
 	}
-	return out, nil
+	return out, data, nil
 }
 
 // unchanged reports whether next, the engine's private copy, equals the

@@ -1,0 +1,589 @@
+package fieldmanager
+
+import (
+	"encoding/base64"
+	"errors"
+	"reflect"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// This file computes, for a create, the field set the merge library's
+// Compare(empty object, new object) reports as added or modified — the set
+// an Update with no live object gives its manager — straight from the Go
+// values, without building typed values, validating them in a separate
+// pass or zipping two reflected objects through the generic value API.
+//
+// It mirrors structured-merge-diff's compare walker (typed/compare.go) and
+// validating walker (typed/validate.go) rule for rule, and reads Go values
+// through the library's own reflection cache (value.TypeReflectEntryOf:
+// json names, inlining, omitempty/omitzero, UnstructuredConverter and
+// json.Marshaler types), so both see the same fields. Whenever it meets
+// something it does not handle exactly like the library — a schema type
+// with more than one atom, an invalid value, a list item without a key,
+// two non-empty containers to compare — it gives up with errSlowPath and
+// the caller takes the library's path, which then decides (and fails or
+// succeeds) as before. createwalk_test.go compares both paths on a table
+// of objects.
+
+// errSlowPath: the fast computation does not cover this object.
+var errSlowPath = errors.New("fieldmanager: object needs the structured-merge-diff path")
+
+// nodeKind classifies a value as the library's reflected values do.
+type nodeKind uint8
+
+const (
+	kNull   nodeKind = iota
+	kMap             // Go map (string keys)
+	kStruct          // struct: a map of its json fields
+	kList
+	kInt
+	kUint
+	kFloat
+	kString
+	kBytes // []byte: a base64 string
+	kBool
+	kScalar // a scalar produced by an UnstructuredConverter or json.Marshaler
+)
+
+// node is a value as the library wraps it; u holds converted scalars.
+type node struct {
+	k nodeKind
+	v reflect.Value
+	u any
+}
+
+func (n node) isScalar() bool { return n.k >= kInt }
+
+// wrap turns a Go value into a node by the library's rules (valueReflect.reuse).
+func wrap(v reflect.Value, e *value.TypeReflectCacheEntry) (node, error) {
+	if e == nil {
+		e = value.TypeReflectEntryOf(v.Type())
+	}
+	if e.CanConvertToUnstructured() {
+		u, err := e.ToUnstructured(v)
+		if err != nil {
+			return node{}, errSlowPath
+		}
+		switch u.(type) {
+		case nil:
+			return node{k: kNull}, nil
+		case string, bool, int64, float64:
+			return node{k: kScalar, u: u}, nil
+		default:
+			return node{}, errSlowPath
+		}
+	}
+	if k := v.Kind(); (k == reflect.Interface || k == reflect.Pointer) && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Map:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+		if v.Type().Key().Kind() != reflect.String {
+			return node{}, errSlowPath
+		}
+		return node{k: kMap, v: v}, nil
+	case reflect.Struct:
+		return node{k: kStruct, v: v}, nil
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Int16, reflect.Int8:
+		return node{k: kInt, v: v}, nil
+	case reflect.Uint, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return node{k: kUint, v: v}, nil
+	case reflect.Float64, reflect.Float32:
+		return node{k: kFloat, v: v}, nil
+	case reflect.String:
+		return node{k: kString, v: v}, nil
+	case reflect.Bool:
+		return node{k: kBool, v: v}, nil
+	case reflect.Slice:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return node{k: kBytes, v: v}, nil
+		}
+		return node{k: kList, v: v}, nil
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+	}
+	return node{}, errSlowPath
+}
+
+// scalar returns a scalar node's value as the library's Value.
+func (n node) scalar() value.Value {
+	switch n.k {
+	case kScalar:
+		return value.NewValueInterface(n.u)
+	case kInt:
+		return value.NewValueInterface(n.v.Int())
+	case kUint:
+		return value.NewValueInterface(int64(n.v.Uint()))
+	case kFloat:
+		return value.NewValueInterface(n.v.Float())
+	case kString:
+		return value.NewValueInterface(n.v.String())
+	case kBytes:
+		return value.NewValueInterface(base64.StdEncoding.EncodeToString(n.v.Bytes()))
+	case kBool:
+		return value.NewValueInterface(n.v.Bool())
+	}
+	return value.NewValueInterface(nil)
+}
+
+// isMap, isList and empty follow valueReflect's IsMap, IsList and
+// Map.Empty / List.Length.
+func (n node) isMap() bool  { return n.k == kMap || n.k == kStruct }
+func (n node) isList() bool { return n.k == kList }
+
+// each calls fn for the entries of a map node, as the library iterates them.
+func (n node) each(fn func(key string, child node) error) error {
+	switch n.k {
+	case kStruct:
+		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
+			fv := f.GetFrom(n.v)
+			if f.CanOmit(fv) {
+				continue
+			}
+			c, err := wrap(fv, f.TypeEntry)
+			if err != nil {
+				return err
+			}
+			if err := fn(f.JsonName, c); err != nil {
+				return err
+			}
+		}
+	case kMap:
+		e := value.TypeReflectEntryOf(n.v.Type().Elem())
+		for it := n.v.MapRange(); it.Next(); {
+			c, err := wrap(it.Value(), e)
+			if err != nil {
+				return err
+			}
+			if err := fn(it.Key().String(), c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// empty reports whether a map or list node has no entries (a struct none
+// that is serialized).
+func (n node) empty() bool {
+	switch n.k {
+	case kList, kMap:
+		return n.v.Len() == 0
+	case kStruct:
+		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
+			if !f.CanOmit(f.GetFrom(n.v)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// get returns the entry key of a map node (structReflect.Get / mapReflect.Get).
+func (n node) get(key string) (node, bool, error) {
+	switch n.k {
+	case kStruct:
+		f, ok := value.TypeReflectEntryOf(n.v.Type()).Fields()[key]
+		if !ok {
+			return node{}, false, nil
+		}
+		fv := f.GetFrom(n.v)
+		if f.CanOmit(fv) {
+			return node{}, false, nil
+		}
+		c, err := wrap(fv, nil)
+		return c, true, err
+	case kMap:
+		v := n.v.MapIndex(reflect.ValueOf(key).Convert(n.v.Type().Key()))
+		if !v.IsValid() {
+			return node{}, false, nil
+		}
+		c, err := wrap(v, nil)
+		return c, true, err
+	}
+	return node{}, false, nil
+}
+
+// createWalker collects the added and modified fields of new against lhs.
+type createWalker struct {
+	schema *smdschema.Schema
+	set    *fieldpath.Set
+	path   fieldpath.Path
+	// nodes[i] is the set node of path[:i] once a path below it has been
+	// inserted (nodes[0] is set): Set.Insert without walking from the root.
+	nodes []*fieldpath.Set
+}
+
+// atom resolves tr to a schema atom with exactly one of scalar, list, map:
+// then deducing the atom from a value, as the library does first, cannot
+// change it.
+func (w *createWalker) atom(tr smdschema.TypeRef) (smdschema.Atom, error) {
+	a, ok := w.schema.Resolve(tr)
+	if !ok {
+		return a, errSlowPath
+	}
+	n := 0
+	if a.Scalar != nil {
+		n++
+	}
+	if a.List != nil {
+		n++
+	}
+	if a.Map != nil {
+		n++
+	}
+	if n != 1 {
+		return a, errSlowPath
+	}
+	return a, nil
+}
+
+// insert adds the current path to the set, as set.Insert(path) would.
+func (w *createWalker) insert() {
+	if len(w.path) == 0 {
+		return
+	}
+	if len(w.nodes) == 0 {
+		w.nodes = append(w.nodes, w.set)
+	}
+	last := len(w.path) - 1
+	for i := len(w.nodes) - 1; i < last; i++ {
+		w.nodes = append(w.nodes, w.nodes[i].Children.Descend(w.path[i]))
+	}
+	w.nodes[last].Members.Insert(w.path[last])
+}
+
+// push descends to child pe; pop returns to the parent.
+func (w *createWalker) push(pe fieldpath.PathElement) { w.path = append(w.path, pe) }
+
+func (w *createWalker) pop() {
+	w.path = w.path[:len(w.path)-1]
+	if len(w.nodes) > len(w.path)+1 {
+		w.nodes = w.nodes[:len(w.path)+1]
+	}
+}
+
+// compare mirrors compareWalker.compare for the added and modified sets;
+// lhs nil means absent. rhs must not be nil.
+func (w *createWalker) compare(tr smdschema.TypeRef, lhs *node, rhs node) error {
+	a, err := w.atom(tr)
+	if err != nil {
+		return err
+	}
+	leaf := false
+	switch {
+	case a.Scalar != nil:
+		err = w.doScalar(*a.Scalar, lhs, rhs)
+		leaf = true
+	case a.List != nil:
+		leaf, err = w.doList(a.List, lhs, rhs)
+	default:
+		leaf, err = w.doMap(a.Map, lhs, rhs)
+	}
+	if err != nil {
+		return err
+	}
+	if !leaf && lhs == nil {
+		w.insert()
+	}
+	return nil
+}
+
+// doLeaf inserts the path when rhs is new or differs from lhs.
+func (w *createWalker) doLeaf(lhs *node, rhs node) error {
+	if lhs == nil {
+		w.insert()
+		return nil
+	}
+	eq, err := leafEqual(*lhs, rhs)
+	if err != nil {
+		return err
+	}
+	if !eq {
+		w.insert()
+	}
+	return nil
+}
+
+// leafEqual is value.Equals for the cases the walker meets: scalars, nulls
+// and empty containers. Two non-empty containers are left to the library.
+func leafEqual(l, r node) (bool, error) {
+	switch {
+	case l.k == kNull || r.k == kNull:
+		return l.k == r.k, nil
+	case l.isScalar() && r.isScalar():
+		return value.Equals(l.scalar(), r.scalar()), nil
+	case l.isMap() && r.isMap(), l.isList() && r.isList():
+		le, re := l.empty(), r.empty()
+		if le || re {
+			return le && re, nil // one empty: lengths differ
+		}
+	case l.isScalar() != r.isScalar() || l.isMap() != r.isMap() || l.isList() != r.isList():
+		return false, nil
+	}
+	return false, errSlowPath
+}
+
+func (w *createWalker) doScalar(t smdschema.Scalar, lhs *node, rhs node) error {
+	if !scalarValid(t, rhs) {
+		return errSlowPath
+	}
+	return w.doLeaf(lhs, rhs)
+}
+
+// scalarValid mirrors validateScalar.
+func scalarValid(t smdschema.Scalar, n node) bool {
+	switch {
+	case n.k == kNull:
+		return true
+	case !n.isScalar():
+		return false
+	}
+	var isNum, isStr, isBool bool
+	switch n.k {
+	case kInt, kUint, kFloat:
+		isNum = true
+	case kString, kBytes:
+		isStr = true
+	case kBool:
+		isBool = true
+	case kScalar:
+		switch n.u.(type) {
+		case int64, float64:
+			isNum = true
+		case string:
+			isStr = true
+		case bool:
+			isBool = true
+		}
+	}
+	switch t {
+	case smdschema.Numeric:
+		return isNum
+	case smdschema.String:
+		return isStr
+	case smdschema.Boolean:
+		return isBool
+	case smdschema.Untyped:
+		return isNum || isStr || isBool
+	}
+	return false
+}
+
+// doList mirrors compareWalker.doList; it reports whether the list was a leaf.
+func (w *createWalker) doList(t *smdschema.List, lhs *node, rhs node) (bool, error) {
+	if rhs.k != kNull && rhs.k != kList {
+		return false, errSlowPath // invalid: validation fails
+	}
+	if lhs != nil && lhs.k == kList && !lhs.empty() {
+		return false, errSlowPath // only an empty object's lists are covered
+	}
+	rlen := 0
+	if rhs.k == kList {
+		rlen = rhs.v.Len()
+	}
+	if t.ElementRelationship == smdschema.Atomic || rlen == 0 {
+		if err := w.validateItems(t, rhs); err != nil {
+			return true, err
+		}
+		return true, w.doLeaf(lhs, rhs)
+	}
+	if t.ElementRelationship != smdschema.Associative {
+		return false, errSlowPath
+	}
+	pes := make([]fieldpath.PathElement, rlen)
+	count := make(map[string]int, rlen)
+	keys := make([]string, rlen)
+	for i := range rlen {
+		item, err := wrap(rhs.v.Index(i), nil)
+		if err != nil {
+			return false, err
+		}
+		if pes[i], err = w.itemElement(t, item); err != nil {
+			return false, err
+		}
+		keys[i] = pes[i].String()
+		count[keys[i]]++
+	}
+	for i := range rlen {
+		item, _ := wrap(rhs.v.Index(i), nil)
+		w.push(pes[i])
+		var err error
+		switch n := count[keys[i]]; {
+		case n == 1:
+			err = w.compare(t.ElementType, nil, item)
+		default:
+			// Duplicates: the library records the item and does not
+			// descend, but validation still visits every copy.
+			if n > 0 {
+				w.insert()
+				count[keys[i]] = 0
+			}
+			err = w.validate(t.ElementType, item)
+		}
+		w.pop()
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// itemElement mirrors listItemToPathElement for an associative list.
+func (w *createWalker) itemElement(t *smdschema.List, item node) (fieldpath.PathElement, error) {
+	if len(t.Keys) == 0 {
+		if !item.isScalar() {
+			return fieldpath.PathElement{}, errSlowPath
+		}
+		v := item.scalar()
+		return fieldpath.PathElement{Value: &v}, nil
+	}
+	if !item.isMap() {
+		return fieldpath.PathElement{}, errSlowPath
+	}
+	keys := make(value.FieldList, 0, len(t.Keys))
+	for _, name := range t.Keys {
+		kv, ok, err := item.get(name)
+		if err != nil {
+			return fieldpath.PathElement{}, err
+		}
+		if ok {
+			if !kv.isScalar() {
+				return fieldpath.PathElement{}, errSlowPath
+			}
+			keys = append(keys, value.Field{Name: name, Value: kv.scalar()})
+			continue
+		}
+		a, ok := w.schema.Resolve(t.ElementType)
+		if !ok || a.Map == nil {
+			return fieldpath.PathElement{}, errSlowPath
+		}
+		if f, _ := a.Map.FindField(name); f.Default != nil {
+			keys = append(keys, value.Field{Name: name, Value: value.NewValueInterface(f.Default)})
+		}
+	}
+	if len(keys) == 0 {
+		return fieldpath.PathElement{}, errSlowPath
+	}
+	keys.Sort()
+	return fieldpath.PathElement{Key: &keys}, nil
+}
+
+// doMap mirrors compareWalker.doMap; it reports whether the map was a leaf.
+func (w *createWalker) doMap(t *smdschema.Map, lhs *node, rhs node) (bool, error) {
+	if rhs.k != kNull && !rhs.isMap() {
+		return false, errSlowPath
+	}
+	if lhs != nil && lhs.k != kNull && !lhs.isMap() {
+		return false, errSlowPath
+	}
+	rempty := rhs.k == kNull || rhs.empty()
+	lempty := lhs == nil || lhs.k == kNull || lhs.empty()
+	if t.ElementRelationship == smdschema.Atomic || (rempty && lempty) {
+		if err := w.validate(smdschema.TypeRef{Inlined: smdschema.Atom{Map: t}}, rhs); err != nil {
+			return true, err
+		}
+		return true, w.doLeaf(lhs, rhs)
+	}
+	// The library zips both maps; entries only lhs has are removals,
+	// which a create's manager set does not contain.
+	err := rhs.each(func(key string, child node) error {
+		if len(w.path) == 0 && (key == "apiVersion" || key == "kind") {
+			// Both objects carry the kind's apiVersion and kind once
+			// converted to its version: equal, never recorded.
+			return nil
+		}
+		tr := t.ElementType
+		if f, ok := t.FindField(key); ok {
+			tr = f.Type
+		} else if (tr == smdschema.TypeRef{}) {
+			return errSlowPath // validation: field not declared in schema
+		}
+		var lv *node
+		if lhs != nil && lhs.k != kNull {
+			l, ok, err := lhs.get(key)
+			if err != nil {
+				return err
+			}
+			if ok {
+				lv = &l
+			}
+		}
+		k := key
+		w.push(fieldpath.PathElement{FieldName: &k})
+		err := w.compare(tr, lv, child)
+		w.pop()
+		return err
+	})
+	return false, err
+}
+
+// validate mirrors the validating walker for a subtree the comparison does
+// not descend into (atomic containers, duplicate list items).
+func (w *createWalker) validate(tr smdschema.TypeRef, n node) error {
+	a, err := w.atom(tr)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.Scalar != nil:
+		if !scalarValid(*a.Scalar, n) {
+			return errSlowPath
+		}
+		return nil
+	case a.List != nil:
+		if n.k != kNull && n.k != kList {
+			return errSlowPath
+		}
+		return w.validateItems(a.List, n)
+	}
+	if n.k == kNull {
+		return nil
+	}
+	if !n.isMap() {
+		return errSlowPath
+	}
+	t := a.Map
+	return n.each(func(key string, child node) error {
+		tr := t.ElementType
+		if f, ok := t.FindField(key); ok {
+			tr = f.Type
+		} else if (tr == smdschema.TypeRef{}) {
+			return errSlowPath
+		}
+		return w.validate(tr, child)
+	})
+}
+
+// validateItems validates the items of a list node.
+func (w *createWalker) validateItems(t *smdschema.List, n node) error {
+	if n.k != kList {
+		return nil
+	}
+	for i := range n.v.Len() {
+		item, err := wrap(n.v.Index(i), nil)
+		if err != nil {
+			return err
+		}
+		if t.ElementRelationship == smdschema.Associative {
+			if _, err := w.itemElement(t, item); err != nil {
+				return err
+			}
+		}
+		if err := w.validate(t.ElementType, item); err != nil {
+			return err
+		}
+	}
+	return nil
+}
