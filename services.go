@@ -83,9 +83,10 @@ type ServicesConfig struct {
 	Disabled bool
 	// Client reads Services and EndpointSlices (proxy, DNS) and publishes
 	// the `kube-dns` Service and the node's slice of it; default the
-	// node's Client. Under RBAC the node's own identity may do neither
-	// (kube-proxy runs as system:kube-proxy): podkit.Cluster passes its
-	// in-process admin client, podkit kubelet --services-kubeconfig's.
+	// node's Client. Under RBAC a node's identity may do both through the
+	// bootstrap binding podkit:node-services (system:node-proxier for the
+	// group system:nodes, plus kube-dns publishing in kube-system);
+	// `podkit kubelet --services-kubeconfig` names other credentials.
 	Client kubernetes.Interface
 	// ServiceCIDR is routed locally (default DefaultServiceCIDR); it must
 	// match the API server's service range.

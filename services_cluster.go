@@ -17,13 +17,14 @@ func DNSAddr(serviceCIDR netip.Prefix) netip.Addr {
 }
 
 // nodeServices gives a node of the cluster the cluster's service range,
-// pod range and DNS settings (before ClusterConfig.Node may change them),
-// and the in-process admin client for its proxy and DNS: they are part of
-// the cluster's own machinery, like the controllers.
+// pod range and DNS settings (before ClusterConfig.Node may change them).
+// The proxy and DNS use the node's own client and identity
+// (system:node:<name>), which RBAC's podkit:node-services grants exactly
+// what they need, as for a stand-alone `podkit kubelet`.
 func (c *Cluster) nodeServices(nc *NodeConfig) {
 	nc.ClusterDNS = []netip.Addr{DNSAddr(c.cfg.ServiceCIDR)}
 	nc.Services = ServicesConfig{
-		Client: c.client, ServiceCIDR: c.cfg.ServiceCIDR, ClusterCIDR: c.cfg.ClusterCIDR, DNSUpstreams: c.cfg.DNSUpstreams,
+		ServiceCIDR: c.cfg.ServiceCIDR, ClusterCIDR: c.cfg.ClusterCIDR, DNSUpstreams: c.cfg.DNSUpstreams,
 	}
 }
 

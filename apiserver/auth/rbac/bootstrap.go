@@ -163,7 +163,22 @@ func BootstrapClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("system:volume-scheduler", user(UserKubeScheduler)),
 		clusterBinding("system:node"),
 		clusterBinding("system:service-account-issuer-discovery", group(GroupServiceAccounts)),
+		podkitNodeProxierBinding(),
 	}
+}
+
+// PodkitNodeServices names podkit's own grants to nodes: a podkit node runs
+// its service proxy and its node-local cluster DNS itself (there is no
+// separate kube-proxy or CoreDNS identity), so the group system:nodes is
+// bound to system:node-proxier cluster-wide, and in kube-system may
+// publish the kube-dns Service and the EndpointSlices behind it (each node
+// its own slice). Kubernetes' bootstrap policy has neither binding.
+const PodkitNodeServices = "podkit:node-services"
+
+func podkitNodeProxierBinding() rbacv1.ClusterRoleBinding {
+	b := clusterBinding("system:node-proxier", group(GroupNodes))
+	b.Name = PodkitNodeServices
+	return b
 }
 
 // BootstrapRoles returns the default namespaced Roles (kube-system).
@@ -182,6 +197,10 @@ func BootstrapRoles() []rbacv1.Role {
 		role("kube-system", "system::leader-locking-kube-scheduler",
 			rule("watch").groups(legacyGroup).resources("configmaps"),
 			rule("get", "update").groups(legacyGroup).resources("configmaps").names("kube-scheduler")),
+		role("kube-system", PodkitNodeServices,
+			rule("create").groups(legacyGroup).resources("services"),
+			rule("get", "update", "patch").groups(legacyGroup).resources("services").names("kube-dns"),
+			rule("get", "list", "watch", "create", "update", "patch", "delete").groups(discoveryGroup).resources("endpointslices")),
 	}
 }
 
@@ -199,5 +218,6 @@ func BootstrapRoleBindings() []rbacv1.RoleBinding {
 			user(UserKubeControllerManager), serviceAccount("kube-system", "kube-controller-manager")),
 		binding("kube-system", "system::leader-locking-kube-scheduler", "system::leader-locking-kube-scheduler",
 			user(UserKubeScheduler), serviceAccount("kube-system", "kube-scheduler")),
+		binding("kube-system", PodkitNodeServices, PodkitNodeServices, group(GroupNodes)),
 	}
 }
