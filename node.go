@@ -270,7 +270,11 @@ func (n *Node) Run(ctx context.Context) error {
 		Logs: server.PollLogFile(k.LogFile, 0, nil), Healthz: k.Healthy, Logger: n.log,
 		Authenticator: n.serverAuthenticator(), Authorizer: n.serverAuthorizer(), NodeName: n.cfg.Name})
 	go func() { errc <- server.Serve(ctx, n.serverListener(), srv) }()
-	go func() { errc <- k.Run(ctx) }()
+	kubeletDone := make(chan struct{})
+	go func() { err := k.Run(ctx); close(kubeletDone); errc <- err }()
+	// Return only once the kubelet has: Shutdown unmounts the pods'
+	// volumes, and a pod sync still running would mount them again.
+	defer func() { cancel(); <-kubeletDone }()
 	go n.reportReady(ctx)
 	n.log.Info("node running", "podCIDR", cidr, "kubelet", n.KubeletURL())
 	select {
@@ -330,8 +334,10 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 	return nil
 }
 
-// Shutdown stops and removes every pod sandbox of the node and what the
-// node made on the host (bridge, cgroup tree), after Run has returned. The
+// Shutdown stops and removes every pod sandbox of the node, unmounts the
+// pods' volumes (kubelet.UnmountVolumes: what lived in memory is gone, what
+// is on disk stays) and removes what the node made on the host (bridge,
+// cgroup tree), after Run has returned. The
 // pods' API objects stay; a later node on the same data dir starts them
 // again.
 func (n *Node) Shutdown(ctx context.Context) error {
@@ -345,7 +351,11 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		if c, ok := n.runtime.(interface{ Close() error }); ok {
 			errs = append(errs, c.Close())
 		}
-		errs = append(errs, unmountPodVolumes(filepath.Join(n.cfg.DataDir, "kubelet", "pods")))
+	}
+	if n.kubelet != nil {
+		// The kubelet leaves the volumes of the pods it leaves running
+		// mounted; the pods are gone now, so must the mounts be.
+		errs = append(errs, n.kubelet.UnmountVolumes(ctx))
 	}
 	if n.bridge != nil {
 		errs = append(errs, n.bridge.Cleanup(ctx), n.bridge.Close())

@@ -78,6 +78,7 @@ func TestProjectedServiceAccountToken(t *testing.T) {
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer scancel()
 		assert.NoError(t, c.Shutdown(sctx))
+		assert.Empty(t, mountPoints(t, cfg.DataDir), "no token volume left mounted under the data dir")
 	})
 	client := c.Client()
 	require.NoError(t, WaitNodesReady(ctx, client, 1, 2*time.Minute))

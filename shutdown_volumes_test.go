@@ -3,13 +3,16 @@ package podkit
 import (
 	"context"
 	"net/netip"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/moby/sys/mountinfo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +26,14 @@ import (
 // the data dir or the run dir (podkit up's Ctrl-C must leave a clean host).
 func TestShutdownUnmountsPodVolumes(t *testing.T) {
 	e := newSvcEnv(t, upstreamDNS(t, "upstream.example.", netip.MustParseAddr("192.0.2.78")), nil)
+	t.Cleanup(func() { // even on failure: stop the cluster, then detach what it left
+		e.stop()
+		left := mountPoints(t, e.dataDir)
+		sort.Slice(left, func(i, j int) bool { return len(left[i]) > len(left[j]) })
+		for _, p := range left {
+			_ = unix.Unmount(p, unix.MNT_DETACH)
+		}
+	})
 	ctx := context.Background()
 	require.True(t, strings.HasPrefix(e.c.URL(), "https://"), "secure by default: %s", e.c.URL())
 
@@ -64,12 +75,24 @@ func TestShutdownUnmountsPodVolumes(t *testing.T) {
 		assert.Contains(t, mounted, want, "mounted while the pod runs")
 	}
 
+	disk := filepath.Join(podDir, "volumes", "kubernetes.io~empty-dir", "disk")
+	require.NoError(t, os.WriteFile(filepath.Join(disk, "sub", "kept"), []byte("on disk"), 0o644))
+
 	e.stop()
 	e.assertClean()
 	assert.Empty(t, mountPoints(t, e.dataDir), "no mount left under the data dir")
-	assert.NoDirExists(t, filepath.Join(podDir, "volume-subpaths"), "subPath mounts torn down")
-	assert.NoDirExists(t, filepath.Join(podDir, "volumes", "kubernetes.io~projected"), "the token volume is torn down")
-	assert.NoDirExists(t, filepath.Join(podDir, "volumes", "kubernetes.io~secret"), "secrets never stay on the node's disk")
+	assert.NoDirExists(t, filepath.Join(podDir, "volume-subpaths"), "no subPath mount point left")
+	for _, dir := range []string{
+		filepath.Join(podDir, "volumes", "kubernetes.io~projected", token),
+		filepath.Join(podDir, "volumes", "kubernetes.io~secret", "secret"),
+	} {
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Empty(t, entries, "no token or secret on the node's disk: %s", dir)
+	}
+	b, err := os.ReadFile(filepath.Join(disk, "sub", "kept"))
+	require.NoError(t, err)
+	assert.Equal(t, "on disk", string(b), "an emptyDir on disk stays for the pod's next run, as across a reboot")
 }
 
 // mountPoints lists the mount points at or below dir.

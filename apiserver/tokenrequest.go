@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/podkit/podkit/apiserver/admission"
 	"github.com/podkit/podkit/apiserver/auth/satoken"
 	"github.com/podkit/podkit/apiserver/storage"
 )
@@ -93,6 +94,16 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request, info request
 		exp = int64(iss.MaxExpiration / time.Second)
 	}
 	ctx := r.Context()
+	// Admission sees the TokenRequest as a create of serviceaccounts/token,
+	// as in kube-apiserver: NodeRestriction confines a kubelet to tokens
+	// bound to its own pods there.
+	sas, _ := s.lookup(gvCore, "serviceaccounts")
+	tinfo := requestInfo{Verb: "create", GroupVersion: gvCore, Resource: "serviceaccounts", Subresource: "token", Namespace: info.Namespace, Name: info.Name}
+	attrs := attributes(admission.Create, sas, tinfo, req, nil, false)
+	attrs.Kind = gvAuthentication.WithKind("TokenRequest")
+	if err := s.admit(ctx, attrs, nil); err != nil {
+		return err
+	}
 	saObj, err := s.store.Get(ctx, storage.Key(schema.GroupResource{Resource: "serviceaccounts"}, info.Namespace, info.Name))
 	if err != nil {
 		return storageError(err, schema.GroupResource{Resource: "serviceaccounts"}, info.Name)

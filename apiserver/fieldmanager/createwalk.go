@@ -142,8 +142,10 @@ func (n node) scalar() value.Value {
 func (n node) isMap() bool  { return n.k == kMap || n.k == kStruct }
 func (n node) isList() bool { return n.k == kList }
 
-// each calls fn for the entries of a map node, as the library iterates them.
-func (n node) each(fn func(key string, child node) error) error {
+// each calls fn for the entries of a map node, as the library iterates
+// them. key points to a string that is never modified: a struct field's
+// json name in the library's reflection cache, or a map key.
+func (n node) each(fn func(key *string, child node) error) error {
 	switch n.k {
 	case kStruct:
 		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
@@ -155,7 +157,7 @@ func (n node) each(fn func(key string, child node) error) error {
 			if err != nil {
 				return err
 			}
-			if err := fn(f.JsonName, c); err != nil {
+			if err := fn(&f.JsonName, c); err != nil {
 				return err
 			}
 		}
@@ -166,7 +168,8 @@ func (n node) each(fn func(key string, child node) error) error {
 			if err != nil {
 				return err
 			}
-			if err := fn(it.Key().String(), c); err != nil {
+			k := it.Key().String()
+			if err := fn(&k, c); err != nil {
 				return err
 			}
 		}
@@ -403,8 +406,6 @@ func (w *createWalker) doList(t *smdschema.List, lhs *node, rhs node) (bool, err
 		return false, errSlowPath
 	}
 	pes := make([]fieldpath.PathElement, rlen)
-	count := make(map[string]int, rlen)
-	keys := make([]string, rlen)
 	for i := range rlen {
 		item, err := wrap(rhs.v.Index(i), nil)
 		if err != nil {
@@ -413,22 +414,20 @@ func (w *createWalker) doList(t *smdschema.List, lhs *node, rhs node) (bool, err
 		if pes[i], err = w.itemElement(t, item); err != nil {
 			return false, err
 		}
-		keys[i] = pes[i].String()
-		count[keys[i]]++
 	}
+	first := firstOccurrences(pes)
 	for i := range rlen {
 		item, _ := wrap(rhs.v.Index(i), nil)
 		w.push(pes[i])
 		var err error
-		switch n := count[keys[i]]; {
-		case n == 1:
+		switch {
+		case first[i] == i && !duplicated(first, i):
 			err = w.compare(t.ElementType, nil, item)
 		default:
 			// Duplicates: the library records the item and does not
 			// descend, but validation still visits every copy.
-			if n > 0 {
+			if first[i] == i {
 				w.insert()
-				count[keys[i]] = 0
 			}
 			err = w.validate(t.ElementType, item)
 		}
@@ -438,6 +437,45 @@ func (w *createWalker) doList(t *smdschema.List, lhs *node, rhs node) (bool, err
 		}
 	}
 	return false, nil
+}
+
+// firstOccurrences returns, for each path element, the index of the first
+// equal one.
+func firstOccurrences(pes []fieldpath.PathElement) []int {
+	first := make([]int, len(pes))
+	if len(pes) <= 16 {
+		for i := range pes {
+			first[i] = i
+			for j := range i {
+				if first[j] == j && pes[j].Equals(pes[i]) {
+					first[i] = j
+					break
+				}
+			}
+		}
+		return first
+	}
+	seen := make(map[string]int, len(pes))
+	for i, pe := range pes {
+		k := pe.String()
+		if j, ok := seen[k]; ok {
+			first[i] = j
+			continue
+		}
+		seen[k] = i
+		first[i] = i
+	}
+	return first
+}
+
+// duplicated reports whether a later element equals element i.
+func duplicated(first []int, i int) bool {
+	for j := i + 1; j < len(first); j++ {
+		if first[j] == i {
+			return true
+		}
+	}
+	return false
 }
 
 // itemElement mirrors listItemToPathElement for an associative list.
@@ -498,7 +536,8 @@ func (w *createWalker) doMap(t *smdschema.Map, lhs *node, rhs node) (bool, error
 	}
 	// The library zips both maps; entries only lhs has are removals,
 	// which a create's manager set does not contain.
-	err := rhs.each(func(key string, child node) error {
+	err := rhs.each(func(keyp *string, child node) error {
+		key := *keyp
 		if len(w.path) == 0 && (key == "apiVersion" || key == "kind") {
 			// Both objects carry the kind's apiVersion and kind once
 			// converted to its version: equal, never recorded.
@@ -520,8 +559,7 @@ func (w *createWalker) doMap(t *smdschema.Map, lhs *node, rhs node) (bool, error
 				lv = &l
 			}
 		}
-		k := key
-		w.push(fieldpath.PathElement{FieldName: &k})
+		w.push(fieldpath.PathElement{FieldName: keyp})
 		err := w.compare(tr, lv, child)
 		w.pop()
 		return err
@@ -555,9 +593,9 @@ func (w *createWalker) validate(tr smdschema.TypeRef, n node) error {
 		return errSlowPath
 	}
 	t := a.Map
-	return n.each(func(key string, child node) error {
+	return n.each(func(key *string, child node) error {
 		tr := t.ElementType
-		if f, ok := t.FindField(key); ok {
+		if f, ok := t.FindField(*key); ok {
 			tr = f.Type
 		} else if (tr == smdschema.TypeRef{}) {
 			return errSlowPath

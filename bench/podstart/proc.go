@@ -43,6 +43,10 @@ func cpuTime(pid int) time.Duration {
 // procMem is a process's resident memory from /proc/<pid>/smaps_rollup.
 type procMem struct {
 	RSS, PSS, Anon uint64 // bytes
+	// Private is the process's own pages (private clean + dirty): for
+	// the supervisor, what it adds to the node process, whose binary it
+	// re-executes and whose code pages it shares.
+	Private uint64
 }
 
 func readProcMem(pid int) procMem {
@@ -55,7 +59,9 @@ func readProcMem(pid int) procMem {
 		return m
 	}
 	defer f.Close()
-	fields := map[string]*uint64{"Rss:": &m.RSS, "Pss:": &m.PSS, "Anonymous:": &m.Anon}
+	var clean, dirty uint64
+	fields := map[string]*uint64{"Rss:": &m.RSS, "Pss:": &m.PSS, "Anonymous:": &m.Anon,
+		"Private_Clean:": &clean, "Private_Dirty:": &dirty}
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		f := strings.Fields(s.Text())
@@ -67,11 +73,12 @@ func readProcMem(pid int) procMem {
 			*dst = kb * 1024
 		}
 	}
+	m.Private = clean + dirty
 	return m
 }
 
 func (m procMem) String() string {
-	return fmt.Sprintf("RSS %.1f MiB (PSS %.1f, anon %.1f)", mib(m.RSS), mib(m.PSS), mib(m.Anon))
+	return fmt.Sprintf("RSS %.1f MiB (PSS %.1f, anon %.1f, private %.1f)", mib(m.RSS), mib(m.PSS), mib(m.Anon), mib(m.Private))
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }

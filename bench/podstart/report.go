@@ -130,8 +130,9 @@ func (r *report) write(w io.Writer) {
 		if r.mode == "inproc" {
 			who = "all-in-one process (API server, controllers, scheduler, kubelet)"
 		}
-		fmt.Fprintf(w, "\nmemory after burst run %d (%d pods running): %s %s; supervisor %s; sum RSS %.1f MiB\n",
-			p.run, r.n+1, who, p.kubeletMem, p.supervisorMem, mib(p.kubeletMem.RSS+p.supervisorMem.RSS))
+		fmt.Fprintf(w, "\nmemory after burst run %d (%d pods running): %s %s; supervisor %s; sum RSS %.1f MiB, sum PSS %.1f MiB, node RSS + supervisor private %.1f MiB\n",
+			p.run, r.n+1, who, p.kubeletMem, p.supervisorMem, mib(p.kubeletMem.RSS+p.supervisorMem.RSS),
+			mib(p.kubeletMem.PSS+p.supervisorMem.PSS), mib(p.kubeletMem.RSS+p.supervisorMem.Private))
 	}
 }
 

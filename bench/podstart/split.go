@@ -67,8 +67,14 @@ func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("API server: %w", err)
 	}
-	rc := inproc.RESTConfig(api.Server.Handler())
-	inClient, err := kubernetes.NewForConfig(rc)
+	// In-process components act as themselves (as in podkit.Cluster); the
+	// node process and this benchmark use the admin kubeconfig over TLS.
+	rc := inproc.RESTConfigAs(api.Server.Handler(), inproc.ControllerManagerIdentity())
+	cmClient, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	schedClient, err := kubernetes.NewForConfig(inproc.RESTConfigAs(api.Server.Handler(), inproc.SchedulerIdentity()))
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +99,12 @@ func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger
 		}()
 	}
 	goRun("apiserver", api.Run)
-	cm, err := controllers.New(ctx, rc, controller.ManagerConfig{Client: inClient, Logger: log}, controllers.Options{ClusterCIDR: clusterCIDR})
+	cm, err := controllers.New(ctx, rc, controller.ManagerConfig{Client: cmClient, Logger: log}, controllers.Options{ClusterCIDR: clusterCIDR})
 	if err != nil {
 		return nil, err
 	}
 	goRun("controller-manager", cm.Run)
-	sched, err := scheduler.New(scheduler.Config{Client: inClient, Profiles: []scheduler.Profile{plugins.DefaultProfile("")}}, scheduler.WithLogger(log))
+	sched, err := scheduler.New(scheduler.Config{Client: schedClient, Profiles: []scheduler.Profile{plugins.DefaultProfile("")}}, scheduler.WithLogger(log))
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,19 @@ func main() {
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit per run")
 	maxBindings := flag.Int("max-bindings", 0, "concurrent binds (0: the scheduler's default)")
 	noEvents := flag.Bool("no-events", false, "drop the scheduler's events (measures without the event writes)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of all runs to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cpu profile: %v\n", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	for _, w := range strings.Split(*workloads, ",") {
 		for _, ns := range strings.Split(*nodes, ",") {
@@ -44,6 +57,7 @@ func main() {
 			cancel()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%d nodes: %v\n", w, n, err)
+				pprof.StopCPUProfile()
 				os.Exit(1)
 			}
 			if *asJSON {

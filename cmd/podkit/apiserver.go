@@ -14,8 +14,8 @@ func newAPIServerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the Kubernetes-compatible API server",
-		Long: `Run the podkit API server: Kubernetes REST and watch over bbolt (in --data-dir) or memory
-storage, with the admission chain, discovery, OpenAPI and kubectl tables. It serves HTTPS with
+		Long: `Run the podkit API server: Kubernetes REST and watch over bbolt (in --data-dir), memory or etcd
+storage (--store etcd://host:port,...: several API servers then serve one cluster), with the admission chain, discovery, OpenAPI and kubectl tables. It serves HTTPS with
 a cluster PKI it creates on first start in <data-dir>/pki (CA, serving, admin and kubelet client
 certificates, service-account key; reused on restart) and authenticates every request (client
 certificates, tokens, service accounts; anonymous off). --write-kubeconfig writes an admin

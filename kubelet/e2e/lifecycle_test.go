@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +35,20 @@ func running(p *corev1.Pod) bool {
 		p.Status.ContainerStatuses[0].State.Running != nil
 }
 
+// waitLog waits until the log of p's first container holds want.
+func (n *node) waitLog(p *corev1.Pod, want string) {
+	n.t.Helper()
+	id := status.ParseContainerID(p.Status.ContainerStatuses[0].ContainerID)
+	require.Eventually(n.t, func() bool {
+		cs, err := n.runtime.ContainerStatus(context.Background(), id)
+		if err != nil || cs.LogPath == "" {
+			return false
+		}
+		b, err := os.ReadFile(cs.LogPath)
+		return err == nil && strings.Contains(string(b), want)
+	}, time.Minute, 10*time.Millisecond, "container %s of pod %s never logged %q", id, p.Name, want)
+}
+
 // deleteAndWait deletes a pod and returns its last state (its final status).
 func (n *node) deleteAndWait(name string) *corev1.Pod {
 	n.t.Helper()
@@ -58,8 +74,10 @@ func TestTerminationSignals(t *testing.T) {
 	stubborn.Spec.TerminationGracePeriodSeconds = ptr(int64(2))
 	n.create(polite)
 	n.create(stubborn)
-	n.waitPod("polite", "Running", running)
-	n.waitPod("stubborn", "Running", running)
+	// Running means the process started, not that its handler is in
+	// place: a SIGTERM before that kills PID 1 the default way.
+	n.waitLog(n.waitPod("polite", "Running", running), "waiting for SIGTERM")
+	n.waitLog(n.waitPod("stubborn", "Running", running), "ignoring SIGTERM")
 
 	final := n.deleteAndWait("polite")
 	term := final.Status.ContainerStatuses[0].State.Terminated

@@ -4,6 +4,10 @@
 // prepare every volume of the pod on the host, then Manager.Mounts per
 // container to turn its volumeMounts into bind mounts (sandbox.Mount) for the
 // runtime. When the pod is gone, Manager.Teardown unmounts and removes it all.
+// When the pod only stops, because its node shuts down, Manager.Unmount
+// (UnmountAll for every pod of the node) unmounts without removing, as a
+// reboot would: what lived in memory (secrets, tokens, memory emptyDirs) is
+// gone, what is on disk stays, and Setup mounts again when the pod runs.
 //
 // # Layout
 //

@@ -80,10 +80,9 @@ func (r *Runtime) setupSandbox(ctx context.Context, rec *sandboxRecord, netSys, 
 		if err != nil {
 			return err
 		}
+		// No record write per namespace: cleanupSandboxDir finds what a
+		// half-made sandbox pinned by looking at its directory.
 		rec.NetNS = ns.Path()
-		if err := r.saveSandbox(rec); err != nil {
-			return err
-		}
 		host := cfg.Hostname
 		if host == "" {
 			host = cfg.Pod.Name
@@ -109,9 +108,6 @@ func (r *Runtime) setupSandbox(ctx context.Context, rec *sandboxRecord, netSys, 
 		rec.Shm = filepath.Join(dir, "shm")
 	} else if len(ipcSys) > 0 {
 		return fmt.Errorf("IPC sysctls with hostIPC: %w", sandbox.ErrInvalid)
-	}
-	if err := r.saveSandbox(rec); err != nil {
-		return err
 	}
 	if (cfg.SharePID || r.cfg.PauseAlways) && !cfg.HostPID {
 		if err := r.startPause(ctx, rec); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podkit/podkit/controller/controllers"
@@ -27,10 +28,9 @@ func TestControllersOnRealNodes(t *testing.T) {
 		NodeMonitorGracePeriod: 4 * time.Second, // Kubernetes: 40 s
 		JobBackoff:             time.Second,     // Kubernetes: 10 s
 	}})
-	k := nc.k
-
 	t.Run("Deployment", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		k.OK("create", "deploy", "web", "--image="+nc.image, "--replicas=3", "--port=8080")
 		ps := nc.waitPods("default", "app=web", 3)
 		assert.Len(t, nodesOf(ps), 2, "the 3 pods are spread over both nodes: %+v", ps)
@@ -52,7 +52,9 @@ func TestControllersOnRealNodes(t *testing.T) {
 		k.OK("set", "image", "deploy/web", "web="+nc.image2)
 		out := k.OK("rollout", "status", "deploy/web", "--timeout=3m")
 		assert.Contains(t, out, `deployment "web" successfully rolled out`)
-		assert.GreaterOrEqual(t, minAvailable(), 3, "availability during the rollout")
+		status, ready := minAvailable()
+		assert.GreaterOrEqual(t, ready, 3, "Ready pods during the rollout")
+		assert.GreaterOrEqual(t, status, 3, "status.availableReplicas during the rollout")
 		nc.waitPods("default", "app=web", 4)
 		assert.Equal(t, nc.image2, strings.TrimSpace(k.OK("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}")))
 		assert.Equal(t, "2", strings.TrimSpace(k.OK("get", "deploy", "web", "-o", `jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}`)))
@@ -63,14 +65,17 @@ func TestControllersOnRealNodes(t *testing.T) {
 		minAvailable = nc.watchMinAvailable("web")
 		k.OK("rollout", "undo", "deploy/web")
 		k.OK("rollout", "status", "deploy/web", "--timeout=3m")
-		assert.GreaterOrEqual(t, minAvailable(), 3, "availability during the undo")
+		status, ready = minAvailable()
+		assert.GreaterOrEqual(t, ready, 3, "Ready pods during the undo")
+		assert.GreaterOrEqual(t, status, 3, "status.availableReplicas during the undo")
 		assert.Equal(t, nc.image, strings.TrimSpace(k.OK("get", "deploy", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}")))
 		assert.Equal(t, "3", strings.TrimSpace(k.OK("get", "deploy", "web", "-o", `jsonpath={.metadata.annotations.deployment\.kubernetes\.io/revision}`)))
 		nc.waitDeploy("default", "web", 4)
 	})
 
 	t.Run("ReplicaSetReplacesDeletedPod", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		before := nc.waitPods("default", "app=web", 4)
 		victim := before[0].Name
 		k.OK("delete", "pod", victim, "--wait=false")
@@ -89,14 +94,16 @@ func TestControllersOnRealNodes(t *testing.T) {
 	})
 
 	t.Run("DeleteDeploymentBackground", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		k.OK("delete", "deploy", "web") // background is kubectl's default
 		nc.gone("default", "rs", "app=web")
 		nc.gone("default", "pods", "app=web")
 	})
 
 	t.Run("DeleteDeploymentForeground", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		k.OK("create", "deploy", "fg", "--image="+nc.image, "--replicas=2")
 		nc.waitDeploy("default", "fg", 2)
 		// With foreground deletion kubectl returns once the Deployment is
@@ -107,7 +114,8 @@ func TestControllersOnRealNodes(t *testing.T) {
 	})
 
 	t.Run("DeleteDeploymentOrphan", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		k.OK("create", "deploy", "orphan", "--image="+nc.image, "--replicas=2")
 		nc.waitDeploy("default", "orphan", 2)
 		pods := nc.waitPods("default", "app=orphan", 2)
@@ -116,6 +124,7 @@ func TestControllersOnRealNodes(t *testing.T) {
 		time.Sleep(2 * time.Second) // give a wrong cascade time to show
 		assert.Len(t, strings.Fields(k.OK("get", "rs", "-l", "app=orphan", "-o", "name")), 1, "the ReplicaSet stays")
 		assert.Empty(t, strings.TrimSpace(k.OK("get", "rs", "-l", "app=orphan", "-o", "jsonpath={.items[*].metadata.ownerReferences}")), "and is released")
+		t.Logf("after the orphaning delete:\n%s", k.OK("get", "rs,pods", "-l", "app=orphan", "-o", "wide", "--show-labels"))
 		still := nc.waitPods("default", "app=orphan", 2)
 		assert.ElementsMatch(t, names(pods), names(still), "the same pods keep running")
 		k.OK("delete", "rs", "-l", "app=orphan")
@@ -123,7 +132,8 @@ func TestControllersOnRealNodes(t *testing.T) {
 	})
 
 	t.Run("JobCompletes", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		apply(t, k, fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
 metadata: {name: done}
@@ -146,7 +156,8 @@ spec:
 	})
 
 	t.Run("JobFailsAtBackoffLimit", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		apply(t, k, fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
 metadata: {name: broken}
@@ -169,7 +180,8 @@ spec:
 	})
 
 	t.Run("NamespaceDeletion", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		k.OK("create", "namespace", "team")
 		k.OK("create", "deploy", "api", "-n", "team", "--image="+nc.image, "--replicas=2")
 		k.OK("create", "configmap", "settings", "-n", "team", "--from-literal=a=b")
@@ -182,7 +194,8 @@ spec:
 	})
 
 	t.Run("NodeLoss", func(t *testing.T) {
-		k := k.In(t)
+		nc := nc.in(t)
+		k := nc.k
 		// Tolerations shortened from the 300 s admission default.
 		apply(t, k, fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
@@ -218,19 +231,31 @@ spec:
 	})
 }
 
-// watchMinAvailable polls the Deployment's available replicas in the
-// background until the returned function is called, which reports the
-// lowest value seen.
-func (nc *nodeCluster) watchMinAvailable(name string) func() int {
+// watchMinAvailable polls, in the background until the returned function
+// is called, the Deployment's status.availableReplicas and the number of
+// its pods that are Ready and not being deleted; it reports the lowest of
+// each seen.
+func (nc *nodeCluster) watchMinAvailable(name string) func() (status, ready int) {
 	stop := make(chan struct{})
-	lowest := 1 << 30
+	lowStatus, lowReady := 1<<30, 1<<30
 	done := make(chan struct{})
-	deploys := nc.c.Client().AppsV1().Deployments("default")
+	cl := nc.c.Client()
 	go func() {
 		defer close(done)
 		for {
-			if d, err := deploys.Get(context.Background(), name, metav1.GetOptions{}); err == nil {
-				lowest = min(lowest, int(d.Status.AvailableReplicas))
+			if d, err := cl.AppsV1().Deployments("default").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+				lowStatus = min(lowStatus, int(d.Status.AvailableReplicas))
+			}
+			if l, err := cl.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + name}); err == nil {
+				n := 0
+				for _, p := range l.Items {
+					for _, c := range p.Status.Conditions {
+						if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+							n++
+						}
+					}
+				}
+				lowReady = min(lowReady, n)
 			}
 			select {
 			case <-stop:
@@ -239,10 +264,10 @@ func (nc *nodeCluster) watchMinAvailable(name string) func() int {
 			}
 		}
 	}()
-	return func() int {
+	return func() (int, int) {
 		close(stop)
 		<-done
-		return lowest
+		return lowStatus, lowReady
 	}
 }
 

@@ -109,6 +109,13 @@ func startNodeCluster(t *testing.T, cfg nodeClusterConfig) *nodeCluster {
 	return nc
 }
 
+// in returns a copy of nc that reports to t (for subtests).
+func (nc *nodeCluster) in(t *testing.T) *nodeCluster {
+	c := *nc
+	c.t, c.k = t, nc.k.In(t)
+	return &c
+}
+
 // podInfo is one pod as kubectl reports it.
 type podInfo struct {
 	Name, Phase, Node, Ready string

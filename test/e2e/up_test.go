@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,7 +92,9 @@ func (u *up) stop(t *testing.T) {
 // real kubectl: a pod with an init container, a volume and a readiness
 // probe runs from the embedded registry's demo image, answers on its IP,
 // shows its output through kubectl logs and is deleted without a trace;
-// SIGTERM with a pod running leaves a clean host, and podkit up on the same
+// SIGTERM with a pod running leaves a clean host (no mount under the run
+// dir or the data dir, where its service account token volume was
+// mounted), and podkit up on the same
 // data dir resumes the cluster and runs the pod again.
 func TestUp(t *testing.T) {
 	testutil.RequireRoot(t)
@@ -159,12 +162,15 @@ spec:
 	// Ctrl-C with a pod running: a clean host.
 	k.OK("apply", "-f", pod("keep"))
 	running("keep")
+	assert.Contains(t, k.OK("get", "pod", "keep", "-o", "jsonpath={.spec.volumes[*].name}"), "kube-api-access-",
+		"the pod has the projected token volume whose mount must not outlive podkit up")
 	containerID := func() string {
 		return strings.TrimSpace(k.OK("get", "pod", "keep", "-o", "jsonpath={.status.containerStatuses[0].containerID}"))
 	}
 	before := containerID()
 	u.stop(t)
 	assertNodeGone(t, node)
+	assertNoMountsUnder(t, dataDir)
 
 	// Resume: the stored pod runs again, in a new container.
 	u = startUp(t, dataDir, prefix)
@@ -175,6 +181,25 @@ spec:
 	assert.Contains(t, get(ip), "hello from keep")
 	u.stop(t)
 	assertNodeGone(t, node)
+	assertNoMountsUnder(t, dataDir)
+}
+
+// assertNoMountsUnder checks that nothing is mounted at or below dir: a
+// stopped cluster leaves none of its pods' volumes (the projected
+// kube-api-access token, secrets, memory emptyDirs, subPaths) mounted in
+// its data dir. What is left is detached, so the test's temporary
+// directory can be removed.
+func assertNoMountsUnder(t *testing.T, dir string) {
+	t.Helper()
+	left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	require.NoError(t, err)
+	for _, m := range left {
+		t.Errorf("mount left under %s: %s (%s)", dir, m.Mountpoint, m.FSType)
+	}
+	sort.Slice(left, func(i, j int) bool { return len(left[i].Mountpoint) > len(left[j].Mountpoint) })
+	for _, m := range left { // deepest first
+		_ = syscall.Unmount(m.Mountpoint, syscall.MNT_DETACH)
+	}
 }
 
 // assertNodeGone checks a stopped node left nothing on the host.

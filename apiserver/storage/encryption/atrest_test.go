@@ -26,6 +26,11 @@ import (
 
 var secretsGR = schema.GroupResource{Resource: "secrets"}
 
+var (
+	_ etcd.Transformer  = (*encryption.Config)(nil)
+	_ etcd.StaleChecker = (*encryption.Config)(nil)
+)
+
 func secret(name, password string) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
@@ -120,6 +125,48 @@ func TestSecretsEncryptedInBolt(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	got, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "hunter2", string(got.(*corev1.Secret).Data["password"]))
+}
+
+// TestKeyRotationInEtcd rotates the key of stored secrets as Kubernetes
+// documents it: the new key first in the configuration, every secret
+// rewritten unchanged, then the old key removed.
+func TestKeyRotationInEtcd(t *testing.T) {
+	ctx := context.Background()
+	c := etcdtest.Start(t)
+	open := func(cfg *encryption.Config) *etcd.Store {
+		s, err := etcd.New(ctx, etcd.Config{Endpoints: c.Endpoints(), Codec: scheme.StorageCodec(scheme.New()), Transformer: cfg},
+			etcd.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), etcd.WithCompactionInterval(0))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	key := storage.Key(secretsGR, "ns", "db")
+	raw := func() string {
+		resp, err := c.Client(t).Get(ctx, key)
+		require.NoError(t, err)
+		require.Len(t, resp.Kvs, 1)
+		return string(resp.Kvs[0].Value)
+	}
+	old := open(mustConfig(t, configYAML(gcm("key1"))))
+	_, err := old.Create(ctx, key, secret("db", "hunter2"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(raw(), "k8s:enc:aesgcm:v1:key1:"))
+
+	rotating := open(mustConfig(t, configYAML(gcm("key2", "key1"))))
+	before := raw()
+	_, err = rotating.Update(ctx, key, func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(raw(), "k8s:enc:aesgcm:v1:key2:"), "an unchanged object written with an old key is rewritten")
+	assert.NotEqual(t, before, raw())
+	again := raw()
+	_, err = rotating.Update(ctx, key, func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
+	require.NoError(t, err)
+	assert.Equal(t, again, raw(), "an up-to-date object is not rewritten")
+
+	rotated := open(mustConfig(t, configYAML(gcm("key2"))))
+	got, err := rotated.Get(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, "hunter2", string(got.(*corev1.Secret).Data["password"]))
 }

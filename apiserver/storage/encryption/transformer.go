@@ -45,6 +45,19 @@ func (c *Config) TransformFromStorage(_ context.Context, data []byte, key string
 	return open(ps, data, []byte(key))
 }
 
+// Stale reports whether data, stored under key, is not in the form new
+// writes take: encrypted with another key or provider than the first one,
+// or not encrypted while it should be (or the reverse). The etcd store
+// rewrites stale values on update.
+func (c *Config) Stale(data []byte, key string) bool {
+	ps := c.providersFor(ResourceOfKey(key))
+	encrypted := bytes.HasPrefix(data, []byte(encPrefix))
+	if len(ps) == 0 || ps[0].prefix() == "" {
+		return encrypted
+	}
+	return !bytes.HasPrefix(data, []byte(ps[0].prefix()))
+}
+
 // open finds the provider whose prefix data carries and decrypts with it.
 func open(ps []provider, data, authData []byte) ([]byte, error) {
 	identityListed := false

@@ -56,6 +56,15 @@ type Transformer interface {
 	TransformFromStorage(ctx context.Context, data []byte, key string) ([]byte, error)
 }
 
+// StaleChecker is implemented by Transformers whose stored values can be
+// out of date (encrypted with a key other than the one new writes use, or
+// not encrypted): Update then writes such a value even when the object is
+// unchanged, so that re-writing every object (kubectl replace) completes a
+// key rotation, as in Kubernetes.
+type StaleChecker interface {
+	Stale(data []byte, key string) bool
+}
+
 // Option tunes a Store.
 type Option func(*options) error
 
