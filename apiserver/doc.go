@@ -11,13 +11,18 @@
 // component downstream: the scheduler, the kubelets and the controllers.
 //
 // Services get their cluster IP (Config.ServiceClusterIPRange, default
-// 10.96.0.0/12) and node ports between validation and validating admission,
-// reserved in memory before the write and given back if it fails; the
-// allocator (apiserver/servicealloc) derives its state from the stored
-// Services, loading it at Bootstrap and repairing it from RunControllers.
-// The server also keeps its own `kubernetes` service in `default` —
-// 10.96.0.1:443 with endpoints at Config.AdvertiseAddress — created at
-// Bootstrap (or once Serve knows the port) and recreated when deleted.
+// 10.96.0.0/12) and node ports between validation and validating admission.
+// Each allocated value is a record in the store (an IPAddress object per
+// cluster IP, a podkit record per node port) whose atomic create is the
+// allocation, as Kubernetes' MultiCIDRServiceAllocator does, so several API
+// servers sharing one store (etcd) never hand out a value twice; the
+// allocator (apiserver/servicealloc) keeps an in-memory bitmap only as a
+// hint, gives records back when the write fails, and RunControllers repairs
+// records against the stored Services. The server also keeps its own
+// `kubernetes` service in `default` — 10.96.0.1:443 with one endpoint per
+// live API server (each renews a Lease in kube-system with its
+// Config.AdvertiseAddress and port) — created at Bootstrap (or once Serve
+// knows the port) and recreated when deleted.
 //
 // Objects are the versioned k8s.io/api types throughout — there is no
 // internal version — encoded with apimachinery's JSON, YAML and protobuf

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,11 +23,13 @@ import (
 // The `kubernetes` service in `default`, through which pods reach the API
 // server: cluster IP the first address of the service range (10.96.0.1),
 // port 443 named https, targetPort the API server's port, and an Endpoints
-// and an EndpointSlice naming Config.AdvertiseAddress — kube-apiserver's
-// kubernetesservice controller and endpoint reconciler. The server writes
-// them straight to the store (they are its own, like the system
-// namespaces) at Bootstrap and then keeps them as they should be every
-// Config.KubernetesServiceInterval and right after one is deleted.
+// and EndpointSlices naming every live API server (Config.AdvertiseAddress
+// and port of each, from their leases: kubernetesleases.go) —
+// kube-apiserver's kubernetesservice controller and lease endpoint
+// reconciler. The server writes them straight to the store (they are its
+// own, like the system namespaces) at Bootstrap and then keeps them as
+// they should be every Config.KubernetesServiceInterval and right after
+// one is deleted.
 
 // KubernetesServiceName is the name of the API server's service in
 // metav1.NamespaceDefault.
@@ -53,6 +56,13 @@ func (s *Server) RunControllers(ctx context.Context) {
 	defer waitAuthorizer()
 	tick := time.NewTicker(s.cfg.KubernetesServiceInterval)
 	defer tick.Stop()
+	defer func() {
+		// Leave the endpoints on the way out, with a context of its own:
+		// ctx is done.
+		leaveCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		s.leaveKubernetesEndpoints(leaveCtx)
+	}()
 	for {
 		if err := s.ReconcileKubernetesService(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("reconciling the kubernetes service", "err", err)
@@ -88,23 +98,32 @@ func isKubernetesServiceObject(res *Resource, obj runtime.Object) bool {
 	return false
 }
 
-// ReconcileKubernetesService creates the `kubernetes` service, its
-// Endpoints and its EndpointSlice, or puts them back as they should be.
-// It does nothing until the API server's port is known (Config.AdvertisePort
-// or Serve).
+// ReconcileKubernetesService renews this API server's lease and creates
+// the `kubernetes` service, its Endpoints and its EndpointSlices, or puts
+// them back as they should be: naming every API server whose lease is
+// live. It does nothing until the API server's port is known
+// (Config.AdvertisePort or Serve).
 func (s *Server) ReconcileKubernetesService(ctx context.Context) error {
 	port := int32(s.advertisePort.Load())
 	if port == 0 {
 		return nil
 	}
-	if err := s.ensureKubernetesService(ctx, port); err != nil {
+	self := apiEndpoint{addr: s.cfg.AdvertiseAddress.Unmap(), port: port}
+	if err := s.renewKubernetesLease(ctx, self); err != nil {
+		return fmt.Errorf("renewing this API server's lease: %w", err)
+	}
+	live, err := s.liveAPIServers(ctx, self)
+	if err != nil {
+		return err
+	}
+	if err := s.ensureKubernetesService(ctx, port, live); err != nil {
 		return fmt.Errorf("service %s/%s: %w", metav1.NamespaceDefault, KubernetesServiceName, err)
 	}
-	if err := s.ensureKubernetesEndpoints(ctx, port); err != nil {
+	if err := s.ensureKubernetesEndpoints(ctx, live); err != nil {
 		return fmt.Errorf("endpoints %s/%s: %w", metav1.NamespaceDefault, KubernetesServiceName, err)
 	}
-	if err := s.ensureKubernetesEndpointSlice(ctx, port); err != nil {
-		return fmt.Errorf("endpointslice %s/%s: %w", metav1.NamespaceDefault, KubernetesServiceName, err)
+	if err := s.ensureKubernetesEndpointSlices(ctx, live); err != nil {
+		return fmt.Errorf("endpointslices %s/%s: %w", metav1.NamespaceDefault, KubernetesServiceName, err)
 	}
 	return nil
 }
@@ -113,7 +132,11 @@ func kubernetesServicePorts(port int32) []corev1.ServicePort {
 	return []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: kubernetesServicePort, TargetPort: intstr.FromInt32(port)}}
 }
 
-func (s *Server) ensureKubernetesService(ctx context.Context, port int32) error {
+// ensureKubernetesService creates the service with port as targetPort,
+// or fixes it. A targetPort of any live API server is kept: API servers on
+// different ports would otherwise take turns rewriting it (the endpoints'
+// ports, matched by name, are what clients are sent to).
+func (s *Server) ensureKubernetesService(ctx context.Context, port int32, live []apiEndpoint) error {
 	res, ok := s.lookup(gvCore, "services")
 	if !ok {
 		return nil
@@ -149,7 +172,9 @@ func (s *Server) ensureKubernetesService(ctx context.Context, port int32) error 
 		return err
 	}
 	if have := cur.(*corev1.Service); have.Spec.Type == corev1.ServiceTypeClusterIP &&
-		equality.Semantic.DeepEqual(have.Spec.Ports, kubernetesServicePorts(port)) {
+		slices.ContainsFunc(live, func(e apiEndpoint) bool {
+			return equality.Semantic.DeepEqual(have.Spec.Ports, kubernetesServicePorts(e.port))
+		}) {
 		return nil
 	}
 	var alloc *servicealloc.Txn
@@ -178,75 +203,6 @@ func (s *Server) ensureKubernetesService(ctx context.Context, port int32) error 
 	alloc.Commit()
 	s.log.Info("reset the kubernetes service's ports", "targetPort", port)
 	return nil
-}
-
-func (s *Server) ensureKubernetesEndpoints(ctx context.Context, port int32) error {
-	res, ok := s.lookup(gvCore, "endpoints")
-	if !ok {
-		return nil
-	}
-	want := &corev1.Endpoints{
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: KubernetesServiceName,
-			Labels: map[string]string{discoveryv1.LabelSkipMirror: "true"}},
-		Subsets: []corev1.EndpointSubset{{
-			Addresses: []corev1.EndpointAddress{{IP: s.cfg.AdvertiseAddress.String()}},
-			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
-		}},
-	}
-	return s.ensureObject(ctx, res, want, func(cur runtime.Object) bool {
-		ep := cur.(*corev1.Endpoints)
-		if equality.Semantic.DeepEqual(ep.Subsets, want.Subsets) && equality.Semantic.DeepEqual(ep.Labels, want.Labels) {
-			return false
-		}
-		ep.Subsets, ep.Labels = want.Subsets, want.Labels
-		return true
-	})
-}
-
-func (s *Server) ensureKubernetesEndpointSlice(ctx context.Context, port int32) error {
-	res, ok := s.lookup(gvDiscovery, "endpointslices")
-	if !ok {
-		return nil
-	}
-	addressType := discoveryv1.AddressTypeIPv4
-	if s.cfg.AdvertiseAddress.Is6() {
-		addressType = discoveryv1.AddressTypeIPv6
-	}
-	name, proto, ready := "https", corev1.ProtocolTCP, true
-	want := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: KubernetesServiceName,
-			Labels: map[string]string{discoveryv1.LabelServiceName: KubernetesServiceName}},
-		AddressType: addressType,
-		Endpoints: []discoveryv1.Endpoint{{
-			Addresses:  []string{s.cfg.AdvertiseAddress.String()},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
-		}},
-		Ports: []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &proto}},
-	}
-	// Other slices labelled for the service (a family left behind) go.
-	list, err := s.store.List(ctx, key(res, metav1.NamespaceDefault, ""), storage.ListOptions{Predicate: func(obj runtime.Object) bool {
-		es, ok := obj.(*discoveryv1.EndpointSlice)
-		return ok && es.Labels[discoveryv1.LabelServiceName] == KubernetesServiceName &&
-			(es.Name != KubernetesServiceName || es.AddressType != addressType)
-	}})
-	if err != nil {
-		return err
-	}
-	for _, obj := range list.Items {
-		es := obj.(*discoveryv1.EndpointSlice)
-		if _, err := s.store.Delete(ctx, key(res, es.Namespace, es.Name), nil); err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return err
-		}
-	}
-	return s.ensureObject(ctx, res, want, func(cur runtime.Object) bool {
-		es := cur.(*discoveryv1.EndpointSlice)
-		if equality.Semantic.DeepEqual(es.Endpoints, want.Endpoints) && equality.Semantic.DeepEqual(es.Ports, want.Ports) &&
-			equality.Semantic.DeepEqual(es.Labels, want.Labels) {
-			return false
-		}
-		es.Endpoints, es.Ports, es.Labels = want.Endpoints, want.Ports, want.Labels
-		return true
-	})
 }
 
 // ensureObject creates want, or lets fix correct the stored object (fix

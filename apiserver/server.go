@@ -133,6 +133,14 @@ type Config struct {
 	// its endpoints are reconciled; default 10s, as kube-apiserver. A
 	// deletion of one of them through the API reconciles at once.
 	KubernetesServiceInterval time.Duration
+	// KubernetesServiceLeaseTTL is how long an API server stays in the
+	// `kubernetes` endpoints after its last renewal: each server keeps a
+	// Lease in kube-system with its advertise address and port, renewed
+	// every KubernetesServiceInterval, and the endpoints list every server
+	// whose lease is live (kube-apiserver's lease endpoint reconciler). A
+	// server stopping cleanly leaves at once. Default 15s, as
+	// kube-apiserver; at least the interval plus a second.
+	KubernetesServiceLeaseTTL time.Duration
 	// Audit, when set with a Sink, writes the audit log (audit.go).
 	Audit *Audit
 }
@@ -239,6 +247,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KubernetesServiceInterval <= 0 {
 		cfg.KubernetesServiceInterval = 10 * time.Second
 	}
+	if cfg.KubernetesServiceLeaseTTL <= 0 {
+		cfg.KubernetesServiceLeaseTTL = max(15*time.Second, cfg.KubernetesServiceInterval+time.Second)
+	}
 	if cfg.Admission == nil {
 		cfg.Admission = noAdmission{}
 	}
@@ -265,6 +276,7 @@ func New(cfg Config) (*Server, error) {
 		ClusterIPRange: cfg.ServiceClusterIPRange,
 		NodePortRange:  cfg.ServiceNodePortRange,
 		List:           s.listServices,
+		Claims:         servicealloc.NewStoreClaims(cfg.Store, cfg.Clock),
 		Logger:         cfg.Logger,
 	})
 	if err != nil {

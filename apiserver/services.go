@@ -16,9 +16,12 @@ import (
 // and node ports (servicealloc) after validation and before the write, and
 // commit or revert the reservation with the write's outcome, as
 // kube-apiserver's service storage does with its BeginCreate/BeginUpdate
-// hooks. The allocator's state is derived from the stored Services, so a
-// restarted server loads it from the store (Bootstrap, or the first
-// allocation) and RunControllers repairs it periodically.
+// hooks. Every allocated value has a record in the store
+// (servicealloc.StoreClaims: an IPAddress per cluster IP, a record per node
+// port) whose creation is the allocation, so API servers sharing a store
+// never hand out one value twice; the allocator loads and checks the
+// records against the stored Services at the first allocation, and
+// RunControllers repairs them periodically.
 
 var servicesGR = schema.GroupResource{Resource: "services"}
 

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/podkit/podkit/apiserver"
@@ -130,6 +131,13 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// One registry for the server's and the store's metrics, served at
+	// /metrics (unless the caller registers the store's elsewhere).
+	var registry *prometheus.Registry
+	if opts.Storage.Metrics == nil {
+		registry = prometheus.NewRegistry()
+		opts.Storage.Metrics = registry
+	}
 	st, err := OpenStore(opts)
 	if err != nil {
 		return nil, err
@@ -147,6 +155,9 @@ func New(ctx context.Context, opts Options) (*APIServer, error) {
 	cfg, err := defaultConfig(st, opts.Logger, !opts.Secure.Insecure)
 	if err != nil {
 		return fail(err)
+	}
+	if registry != nil {
+		cfg.Metrics = registry
 	}
 	if err := services(cfg); err != nil {
 		return fail(err)

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -34,20 +35,37 @@ type Config struct {
 	// allocation state: Sync loads it before the first allocation and
 	// Repair compares against it. Nil starts empty with nothing to load.
 	List ListFunc
+	// Claims, when set, records every allocated value in a store shared
+	// by the API servers (StoreClaims): a value is allocated when its
+	// record is created, so API servers sharing a store never hand one out
+	// twice, and the in-memory ranges only hint at free values. Nil keeps
+	// the state in memory alone, derived from the stored Services (one API
+	// server per store).
+	Claims Claims
+	// ReleaseTimeout bounds the store calls releasing values, which
+	// Txn.Commit, Txn.Revert and Release make after the request that
+	// caused them; default 10s. Repair removes records a failed release
+	// left behind.
+	ReleaseTimeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 }
 
-// Allocator hands out the cluster IPs and node ports of Services. Its
-// state lives in memory and is derived from the stored Services (Sync,
-// Repair); reservations are atomic in memory, made before the Service is
-// written and undone (Txn.Revert) when the write fails. It is safe for
-// concurrent use.
+// Allocator hands out the cluster IPs and node ports of Services. With
+// Config.Claims a value is allocated by creating its record in the shared
+// store and memory only hints at free values; without, the state lives in
+// memory, derived from the stored Services (Sync, Repair). Reservations
+// are made before the Service is written and undone (Txn.Revert) when the
+// write fails. It is safe for concurrent use.
 type Allocator struct {
 	ips   *IPRange
 	ports *PortRange
 	list  ListFunc
 	log   *slog.Logger
+
+	claims         Claims
+	releaseTimeout time.Duration
+	claimLeaks     map[string]claimLeak // Repair's orphan records; repairMu
 
 	syncMu sync.Mutex
 	synced atomic.Bool
@@ -80,6 +98,9 @@ func New(cfg Config, opts ...Option) (*Allocator, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.ReleaseTimeout <= 0 {
+		cfg.ReleaseTimeout = 10 * time.Second
+	}
 	ips, err := newIPRange(cfg.ClusterIPRange, seedFrom(o.source))
 	if err != nil {
 		return nil, fmt.Errorf("servicealloc: %w", err)
@@ -91,6 +112,7 @@ func New(cfg Config, opts ...Option) (*Allocator, error) {
 	return &Allocator{
 		ips: ips, ports: ports, list: cfg.List, log: cfg.Logger,
 		leakedIPs: map[netip.Addr]int{}, leakedPorts: map[int]int{},
+		claims: cfg.Claims, releaseTimeout: cfg.ReleaseTimeout, claimLeaks: map[string]claimLeak{},
 	}, nil
 }
 
@@ -118,6 +140,17 @@ func (a *Allocator) Sync(ctx context.Context) error {
 	if a.synced.Load() {
 		return nil
 	}
+	if a.claims != nil {
+		a.repairMu.Lock()
+		defer a.repairMu.Unlock()
+		r, err := a.repairClaims(ctx)
+		if err != nil {
+			return fmt.Errorf("servicealloc: loading allocations: %w", err)
+		}
+		r.log(a.log, "loading service allocations")
+		a.synced.Store(true)
+		return nil
+	}
 	var svcs []*corev1.Service
 	if a.list != nil {
 		var err error
@@ -141,10 +174,18 @@ func (a *Allocator) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Release frees what a deleted Service held. Before Sync it does nothing:
-// the deleted Service is no longer in the list Sync loads.
+// Release frees what a deleted Service held: its records (Config.Claims),
+// or, in memory, its values — before Sync nothing, as the deleted Service
+// is no longer in the list Sync loads.
 func (a *Allocator) Release(svc *corev1.Service) {
-	if svc == nil || !a.synced.Load() {
+	if svc == nil {
+		return
+	}
+	if a.claims != nil { // the records are there, synced or not
+		a.unclaim(ownerOf(svc.Namespace, svc.Name), heldIPs(svc), heldPorts(svc))
+		return
+	}
+	if !a.synced.Load() {
 		return
 	}
 	a.mu.Lock()

@@ -21,37 +21,53 @@
 // and since it lies in the static band dynamic allocation never takes it
 // before the 1,048,318 addresses above are gone.
 //
-// # State: derived from the stored Services
+// # State: records in the shared store (Config.Claims)
 //
-// Allocator keeps the state in memory and treats the stored Services as
-// the truth, instead of persisting a bitmap next to them (Kubernetes kept
-// a RangeAllocation snapshot in etcd before 1.31, and now writes one
-// IPAddress object per address). The Services already record every cluster
-// IP and node port, podkit's stores are written by one API server, and a
-// derived state cannot drift from what it derives from:
+// API servers sharing a store (several on one etcd) must never hand out
+// one value twice, so, as Kubernetes' MultiCIDRServiceAllocator does since
+// 1.31, every allocated value has a record in the store and creating the
+// record is the allocation: StoreClaims writes one networking.k8s.io/v1
+// IPAddress per cluster IP (/registry/networking.k8s.io/ipaddresses/<ip>,
+// parentRef naming the Service) and one RangeAllocation per node port
+// (/registry/podkit.dev/servicenodeports/<port>; Kubernetes keeps node
+// ports in one compare-and-swapped bitmap). The store's create-if-absent
+// (an etcd transaction on the key's create revision) decides between
+// concurrent API servers; AlreadyExists means taken.
 //
-//   - Sync lists the Services before the first allocation (allocations wait
-//     for it), so a restarted API server knows every stored value.
-//   - A write reserves in memory, atomically, before the Service is stored
-//     (Allocate/Reallocate return a Txn) and gives the values back when the
-//     write fails (Txn.Revert); values the old version held and the new one
-//     drops (ClusterIP → ExternalName, NodePort → ClusterIP) are released
-//     only once the write is stored (Txn.Commit). A deleted Service's
-//     values are released after it is gone (Release).
-//   - Repair, run every few minutes (RunRepair), plays the role of
-//     Kubernetes' repair controllers: values held by stored Services but
-//     not allocated (written by another API server, or behind an
-//     ambiguous storage error) become allocated, and values allocated with
-//     no stored owner are released once LeakThreshold repairs in a row
-//     found them so — a create's reservation is owner-less until its
-//     Service is stored. Values changed while Repair lists are left for
-//     the next run, so Repair never races a write. Duplicates and values
-//     outside the ranges (the ranges changed) are reported and logged.
+//   - A requested value is claimed whatever this server believes: a taken
+//     one fails with Kubernetes' "provided IP is already allocated"
+//     (422), a store failure with a 500.
+//   - A dynamic pick takes a value the in-memory ranges call free — they
+//     are a cache of hints — and claims it; a record found there (another
+//     API server was faster) marks it used and the next is tried. Ranges
+//     that look full are rebuilt from the records once before "range is
+//     full".
+//   - A write reserves before the Service is stored (Allocate/Reallocate
+//     return a Txn) and gives the values back when the write fails
+//     (Txn.Revert); values the old version held and the new one drops
+//     (ClusterIP → ExternalName, NodePort → ClusterIP) are released once
+//     the write is stored (Txn.Commit); a deleted Service's after it is
+//     gone (Release). Releasing deletes the record only while it is still
+//     the Service's.
+//   - Sync (before the first allocation) and Repair (every few minutes,
+//     RunRepair) reconcile both directions, as Kubernetes' IPAddress repair
+//     loop: a value a stored Service holds without a record gets one
+//     (stores written before records existed); a record whose Service does
+//     not hold its value — an API server died between the claim and the
+//     Service write, or a release failed — is deleted once LeakThreshold
+//     repairs in a row found that same record so (a create's record has no
+//     stored Service until its write lands). Duplicates and values outside
+//     the ranges are reported and logged.
 //
-// Several API servers sharing one etcd would each allocate from their own
-// memory and could hand out one value twice until a Repair notices; the
-// etcd backend's answer would be to store one key per allocated value with
-// a create-if-absent — podkit runs one API server per store today.
+// # State in memory only (no Claims)
+//
+// Without Claims the state lives in memory, derived from the stored
+// Services — right for one API server per store, and what the package's
+// own unit tests exercise: Sync loads every stored value, writes reserve
+// and release in memory with the same Txn life cycle, and Repair allocates
+// values stored Services hold and releases values without a stored owner
+// after LeakThreshold runs (values changed while it lists are left for
+// the next run). The API server always sets Claims.
 //
 // Dry runs reserve nothing: requested values are checked (range, taken)
 // and dynamic ones only picked, so a dry-run response shows a plausible

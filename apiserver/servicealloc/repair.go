@@ -28,11 +28,13 @@ type Report struct {
 	Services int
 	// AddedIPs and AddedPorts were held by stored Services but not
 	// allocated here (another API server allocated them, or a release ran
-	// ahead of a failed delete): they are allocated now.
+	// ahead of a failed delete): they are allocated now. With Claims:
+	// values whose record was missing, created now.
 	AddedIPs   []netip.Addr
 	AddedPorts []int
 	// ReleasedIPs and ReleasedPorts had no stored owner for LeakThreshold
-	// repairs in a row and were released.
+	// repairs in a row and were released (with Claims: their records
+	// deleted).
 	ReleasedIPs   []netip.Addr
 	ReleasedPorts []int
 	// DuplicateIPs and DuplicatePorts are held by more than one Service:
@@ -130,6 +132,16 @@ func (r *Report) log(log *slog.Logger, what string) {
 func (a *Allocator) Repair(ctx context.Context) (*Report, error) {
 	if !a.synced.Load() {
 		return &Report{}, a.Sync(ctx)
+	}
+	if a.claims != nil {
+		a.repairMu.Lock()
+		defer a.repairMu.Unlock()
+		r, err := a.repairClaims(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.log(a.log, "repairing service allocations")
+		return r, nil
 	}
 	if a.list == nil {
 		return &Report{}, nil

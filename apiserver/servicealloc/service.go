@@ -2,6 +2,7 @@ package servicealloc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -44,15 +45,15 @@ func (a *Allocator) allocate(ctx context.Context, svc, old *corev1.Service, dryR
 	if err := a.initIPFamilies(svc, old); err != nil {
 		return nil, err
 	}
-	t := &Txn{a: a, dry: dryRun}
+	t := &Txn{a: a, dry: dryRun, owner: ownerOf(svc.Namespace, svc.Name)}
 	if dryRun {
 		t.takenIPs, t.takenPorts = map[netip.Addr]bool{}, map[int]bool{}
 	}
-	if err := t.allocClusterIPs(svc, old); err != nil {
+	if err := t.allocClusterIPs(ctx, svc, old); err != nil {
 		t.Revert()
 		return nil, err
 	}
-	if err := t.allocNodePorts(svc, old); err != nil {
+	if err := t.allocNodePorts(ctx, svc, old); err != nil {
 		t.Revert()
 		return nil, err
 	}
@@ -134,12 +135,12 @@ func (a *Allocator) initIPFamilies(svc, old *corev1.Service) error {
 }
 
 // allocClusterIPs reserves the cluster IP svc asks for, or a free one.
-func (t *Txn) allocClusterIPs(svc, old *corev1.Service) error {
+func (t *Txn) allocClusterIPs(ctx context.Context, svc, old *corev1.Service) error {
 	before := heldIPs(old)
 	if needsClusterIP(svc) && !isHeadless(svc) {
 		ips := svc.Spec.ClusterIPs
 		if len(ips) == 0 || ips[0] == "" {
-			ip, err := t.nextIP()
+			ip, err := t.nextIP(ctx)
 			if err != nil {
 				return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
 			}
@@ -151,7 +152,10 @@ func (t *Txn) allocClusterIPs(svc, old *corev1.Service) error {
 			if !ok || containsIP(before, ip) || (!t.dry && containsIP(t.ips, ip)) || t.takenIPs[ip] {
 				continue
 			}
-			if err := t.reserveIP(ip); err != nil {
+			if err := t.reserveIP(ctx, ip); err != nil {
+				if !isRangeError(err) {
+					return apierrors.NewInternalError(fmt.Errorf("failed to allocate IP %v: %w", s, err))
+				}
 				errs := field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), svc.Spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %v: %v", s, err))}
 				return apierrors.NewInvalid(serviceKind, svc.Name, errs)
 			}
@@ -169,7 +173,7 @@ func (t *Txn) allocClusterIPs(svc, old *corev1.Service) error {
 // allocNodePorts reserves the node ports svc asks for and picks free ones
 // for ports without; ports of one service number (TCP and UDP 53) share a
 // node port, as in Kubernetes.
-func (t *Txn) allocNodePorts(svc, old *corev1.Service) error {
+func (t *Txn) allocNodePorts(ctx context.Context, svc, old *corev1.Service) error {
 	before := map[int]bool{}
 	for _, p := range heldPorts(old) {
 		before[p] = true
@@ -182,7 +186,10 @@ func (t *Txn) allocNodePorts(svc, old *corev1.Service) error {
 				continue
 			}
 			if !before[p] {
-				if err := t.reservePort(p); err != nil {
+				if err := t.reservePort(ctx, p); err != nil {
+					if !isRangeError(err) {
+						return apierrors.NewInternalError(fmt.Errorf("failed to allocate node port %v: %w", p, err))
+					}
 					errs := field.ErrorList{field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), svc.Spec.Ports[i].NodePort, err.Error())}
 					return apierrors.NewInvalid(serviceKind, svc.Name, errs)
 				}
@@ -205,7 +212,7 @@ func (t *Txn) allocNodePorts(svc, old *corev1.Service) error {
 					sp.NodePort = np
 					continue
 				}
-				p, err := t.nextPort()
+				p, err := t.nextPort(ctx)
 				if err != nil {
 					return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
 				}
@@ -221,11 +228,11 @@ func (t *Txn) allocNodePorts(svc, old *corev1.Service) error {
 		case hc != 0 && owned[hc]:
 			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %w", hc, ErrPortAllocated))
 		case hc != 0 && !before[hc]:
-			if err := t.reservePort(hc); err != nil {
+			if err := t.reservePort(ctx, hc); err != nil {
 				return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %w", hc, err))
 			}
 		case hc == 0:
-			p, err := t.nextPort()
+			p, err := t.nextPort(ctx)
 			if err != nil {
 				return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort %v: %w", hc, err))
 			}
@@ -286,6 +293,12 @@ func heldPorts(svc *corev1.Service) []int {
 		add(svc.Spec.HealthCheckNodePort)
 	}
 	return out
+}
+
+// isRangeError tells a requested value that is taken or out of range (the
+// client's to fix: 422) from a failure to record it (500).
+func isRangeError(err error) bool {
+	return errors.Is(err, ErrIPAllocated) || errors.Is(err, ErrPortAllocated) || errors.Is(err, ErrNotInRange)
 }
 
 func needsClusterIP(svc *corev1.Service) bool { return svc.Spec.Type != corev1.ServiceTypeExternalName }

@@ -1,14 +1,20 @@
 package servicealloc
 
-import "net/netip"
+import (
+	"context"
+	"net/netip"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // Txn is the allocation side of one Service write: the values it reserved
 // and those the previous version of the Service held that the write gives
 // up. Commit after the write is stored, Revert when it fails; both are
 // idempotent and a nil Txn does nothing. A dry-run Txn reserved nothing.
 type Txn struct {
-	a   *Allocator
-	dry bool
+	a     *Allocator
+	dry   bool
+	owner types.NamespacedName // the Service: owner of the claims (Config.Claims)
 
 	ips   []netip.Addr // reserved: released by Revert
 	ports []int
@@ -33,6 +39,10 @@ func (t *Txn) Commit() {
 	if t.dry {
 		return
 	}
+	if t.a.claims != nil {
+		t.a.unclaim(t.owner, t.releaseIPs, t.releasePorts)
+		return
+	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
 	for _, ip := range t.releaseIPs {
@@ -52,6 +62,10 @@ func (t *Txn) Revert() {
 	}
 	t.done = true
 	if t.dry {
+		return
+	}
+	if t.a.claims != nil {
+		t.a.unclaim(t.owner, t.ips, t.ports)
 		return
 	}
 	t.a.mu.Lock()
@@ -86,7 +100,7 @@ func (t *Txn) Reserved() ([]netip.Addr, []int) {
 	return t.ips, t.ports
 }
 
-func (t *Txn) reserveIP(ip netip.Addr) error {
+func (t *Txn) reserveIP(ctx context.Context, ip netip.Addr) error {
 	if t.dry {
 		if t.takenIPs[ip] {
 			return ErrIPAllocated
@@ -96,6 +110,9 @@ func (t *Txn) reserveIP(ip netip.Addr) error {
 		}
 		t.takenIPs[ip] = true
 		return nil
+	}
+	if t.a.claims != nil {
+		return t.claimIP(ctx, ip)
 	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
@@ -107,13 +124,16 @@ func (t *Txn) reserveIP(ip netip.Addr) error {
 	return nil
 }
 
-func (t *Txn) nextIP() (netip.Addr, error) {
+func (t *Txn) nextIP(ctx context.Context) (netip.Addr, error) {
 	if t.dry {
 		ip, err := t.a.ips.peek(func(ip netip.Addr) bool { return t.takenIPs[ip] })
 		if err == nil {
 			t.takenIPs[ip] = true
 		}
 		return ip, err
+	}
+	if t.a.claims != nil {
+		return t.claimNextIP(ctx)
 	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
@@ -126,7 +146,7 @@ func (t *Txn) nextIP() (netip.Addr, error) {
 	return ip, nil
 }
 
-func (t *Txn) reservePort(p int) error {
+func (t *Txn) reservePort(ctx context.Context, p int) error {
 	if t.dry {
 		if t.takenPorts[p] {
 			return ErrPortAllocated
@@ -136,6 +156,9 @@ func (t *Txn) reservePort(p int) error {
 		}
 		t.takenPorts[p] = true
 		return nil
+	}
+	if t.a.claims != nil {
+		return t.claimPort(ctx, p)
 	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
@@ -147,13 +170,16 @@ func (t *Txn) reservePort(p int) error {
 	return nil
 }
 
-func (t *Txn) nextPort() (int, error) {
+func (t *Txn) nextPort(ctx context.Context) (int, error) {
 	if t.dry {
 		p, err := t.a.ports.peek(func(p int) bool { return t.takenPorts[p] })
 		if err == nil {
 			t.takenPorts[p] = true
 		}
 		return p, err
+	}
+	if t.a.claims != nil {
+		return t.claimNextPort(ctx)
 	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
