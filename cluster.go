@@ -12,12 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -25,8 +24,6 @@ import (
 	"github.com/podkit/podkit/apiserver/app"
 	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/controller/controllers"
-	"github.com/podkit/podkit/image/build"
-	"github.com/podkit/podkit/image/registry"
 	"github.com/podkit/podkit/internal/inproc"
 	"github.com/podkit/podkit/sandbox"
 	"github.com/podkit/podkit/scheduler"
@@ -99,7 +96,7 @@ type Cluster struct {
 	api      *app.APIServer
 	rc       *rest.Config
 	client   kubernetes.Interface
-	registry *registry.Server
+	registry *demoRegistry // cluster_images.go
 	nodes    []*Node
 	images   map[string]string // demo image name → reference
 	unguard  func() error      // removes the cluster CIDR's guard route
@@ -110,6 +107,7 @@ func (c *Cluster) NodeName(i int) string { return fmt.Sprintf("%s-%d", c.cfg.Nod
 
 // NewCluster opens the cluster's state and listeners. Run starts it.
 func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr error) {
+	begin := time.Now()
 	if cfg.DataDir == "" {
 		cfg.DataDir = "/var/lib/podkit"
 	}
@@ -169,13 +167,14 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr erro
 		return nil, fmt.Errorf("podkit: API server: %w", err)
 	}
 	c.api = api
+	c.log.Debug("API server built", "elapsed", time.Since(begin))
 	// In-process components reach the API server without TCP, each with
 	// its identity (inproc.TransportAs); Client is the loopback admin.
 	c.rc = inproc.RESTConfigAs(api.Server.Handler(), inproc.LoopbackIdentity())
 	if c.client, err = kubernetes.NewForConfig(c.rc); err != nil {
 		return nil, err
 	}
-	c.registry, err = registry.New(registry.Config{DataDir: filepath.Join(cfg.DataDir, "registry"), Addr: "127.0.0.1:0", Log: cfg.Logger})
+	c.registry, err = newDemoRegistry(filepath.Join(cfg.DataDir, "registry"), cfg.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("podkit: registry: %w", err)
 	}
@@ -206,31 +205,8 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, retErr erro
 		}
 		c.nodes = append(c.nodes, n)
 	}
+	c.log.Debug("cluster opened: registry and nodes", "elapsed", time.Since(begin))
 	return c, nil
-}
-
-// seedImages builds the demo images into the embedded registry.
-func (c *Cluster) seedImages() error {
-	for ref, bin := range c.cfg.DemoImages {
-		if _, err := os.Stat(bin); err != nil {
-			c.log.Warn("demo image skipped: executable missing", "image", ref, "path", bin)
-			continue
-		}
-		img, err := build.FromBinary(bin, build.Config{})
-		if err != nil {
-			return fmt.Errorf("podkit: demo image %s: %w", ref, err)
-		}
-		full := c.registry.Addr() + "/" + ref
-		r, err := name.ParseReference(full)
-		if err != nil {
-			return fmt.Errorf("podkit: demo image %s: %w", ref, err)
-		}
-		if err := remote.Write(r, img); err != nil {
-			return fmt.Errorf("podkit: push demo image %s: %w", full, err)
-		}
-		c.images[ref] = full
-	}
-	return nil
 }
 
 // URL is the API server's address; Kubeconfig the file written for it.
@@ -242,7 +218,8 @@ func (c *Cluster) Client() kubernetes.Interface { return c.client }
 // RESTConfig reaches the API server in process.
 func (c *Cluster) RESTConfig() *rest.Config { return rest.CopyConfig(c.rc) }
 
-// Image is the registry reference of a demo image ("" when not seeded).
+// Image is the registry reference of a demo image ("" when its executable
+// is missing); see WaitImages.
 func (c *Cluster) Image(ref string) string { return c.images[ref] }
 
 // Registry is the embedded registry's host:port.
@@ -342,23 +319,33 @@ func (c *Cluster) closeNodes() {
 }
 
 // WaitNodesReady waits until at least n nodes have the Ready condition
-// True, or timeout.
+// True, or timeout. It lists the nodes and then follows their changes
+// (a watch), so it returns as soon as the last one turns Ready.
 func WaitNodesReady(ctx context.Context, c kubernetes.Interface, n int, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
-		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err == nil {
-			ready := 0
-			for _, nd := range nodes.Items {
-				for _, cond := range nd.Status.Conditions {
-					if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-						ready++
+		if nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+			ready := map[string]bool{}
+			for i := range nodes.Items {
+				ready[nodes.Items[i].Name] = nodeReady(&nodes.Items[i])
+			}
+			if countTrue(ready) >= n {
+				return nil
+			}
+			if w, err := c.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{ResourceVersion: nodes.ResourceVersion}); err == nil {
+				for ev := range w.ResultChan() {
+					nd, ok := ev.Object.(*corev1.Node)
+					if !ok {
+						continue
+					}
+					ready[nd.Name] = ev.Type != watch.Deleted && nodeReady(nd)
+					if countTrue(ready) >= n {
+						w.Stop()
+						return nil
 					}
 				}
-			}
-			if ready >= n {
-				return nil
+				w.Stop()
 			}
 		}
 		select {
@@ -367,6 +354,25 @@ func WaitNodesReady(ctx context.Context, c kubernetes.Interface, n int, timeout 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+func nodeReady(nd *corev1.Node) bool {
+	for _, cond := range nd.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func countTrue(m map[string]bool) int {
+	n := 0
+	for _, v := range m {
+		if v {
+			n++
+		}
+	}
+	return n
 }
 
 // guardRoute makes traffic to p unroutable on the host unless a more

@@ -18,7 +18,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/podkit/podkit/cgroups"
@@ -77,6 +76,12 @@ type NodeConfig struct {
 	Registries *image.RegistryConfig
 	// InitBinary is native.Config.InitBinary.
 	InitBinary string
+	// SupervisorBinary is native.Config.Binary: the executable re-executed
+	// as the node's runtime supervisor, which must dispatch its mode
+	// (podkit-init does; empty: this process's own binary, which must call
+	// native.Init). When it cannot start the supervisor (an older
+	// podkit-init), the node falls back to its own binary.
+	SupervisorBinary string
 	// Runtime and Network replace the native runtime and the bridge.
 	Runtime sandbox.SandboxRunner
 	Network cni.Networker
@@ -103,6 +108,8 @@ type Node struct {
 	snaps   *overlay.Driver
 	images  *image.Service
 	kubelet *kubelet.Kubelet
+	// posted is closed once the node has posted a Ready status (nodeready.go).
+	posted chan struct{}
 }
 
 // HostName derives a host-level name (at most 15 bytes, a valid interface
@@ -153,7 +160,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.Name)}
+	n := &Node{cfg: cfg, log: cfg.Logger.With("node", cfg.Name), posted: make(chan struct{})}
 	var err error
 	if n.lis, err = net.Listen("tcp", cfg.KubeletAddr); err != nil {
 		return nil, fmt.Errorf("node %s: kubelet server: %w", cfg.Name, err)
@@ -236,30 +243,12 @@ func (n *Node) Run(ctx context.Context) error {
 		return nil
 	}
 	cidr := n.cfg.PodCIDR
-	for !cidr.IsValid() {
-		// Read the node itself rather than wait for nodestatus' next sync:
-		// node IPAM assigns the range within milliseconds of registration.
-		if nd, err := n.cfg.Client.CoreV1().Nodes().Get(ctx, n.cfg.Name, metav1.GetOptions{}); err == nil && nd.Spec.PodCIDR != "" {
-			p, err := netip.ParsePrefix(nd.Spec.PodCIDR)
-			if err != nil {
-				return fmt.Errorf("node %s: podCIDR %q: %w", n.cfg.Name, nd.Spec.PodCIDR, err)
-			}
-			cidr = p
-			break
+	if !cidr.IsValid() {
+		p, err := n.waitPodCIDR(ctx)
+		if err != nil || !p.IsValid() {
+			return err // nil: ctx ended
 		}
-		if s := n.status.PodCIDR(); s != "" {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				return fmt.Errorf("node %s: podCIDR %q: %w", n.cfg.Name, s, err)
-			}
-			cidr = p
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(100 * time.Millisecond):
-		}
+		cidr = p
 	}
 	if err := n.wire(ctx, cidr); err != nil {
 		return err
@@ -309,8 +298,14 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 		}
 		// The supervisor outlives the kubelet while containers run; with none
 		// left and no kubelet connected it has nothing to do: exit soon.
-		r, err := native.New(ctx, native.Config{Root: n.cfg.RunDir, Network: netw, Cgroups: n.tree,
-			InitBinary: n.cfg.InitBinary, Logger: n.log, SupervisorIdleExit: time.Second})
+		rc := native.Config{Root: n.cfg.RunDir, Network: netw, Cgroups: n.tree, Binary: n.cfg.SupervisorBinary,
+			InitBinary: n.cfg.InitBinary, Logger: n.log, SupervisorIdleExit: time.Second}
+		r, err := native.New(ctx, rc)
+		if err != nil && rc.Binary != "" && ctx.Err() == nil {
+			n.log.Warn("runtime supervisor binary failed; re-executing this binary instead", "binary", rc.Binary, "err", err)
+			rc.Binary = ""
+			r, err = native.New(ctx, rc)
+		}
 		if err != nil {
 			return fmt.Errorf("node %s: runtime: %w", n.cfg.Name, err)
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/containerd/cgroups/v3/cgroup1"
-	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
 // v1 drives the legacy hierarchies, one mount per controller (or per
@@ -62,21 +61,6 @@ func (d *v1) load(path string) (cgroup1.Cgroup, error) {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
 	return cg, nil
-}
-
-func (d *v1) ensure(path string, r *specs.LinuxResources) error {
-	if r == nil {
-		r = &specs.LinuxResources{}
-	}
-	if len(r.Unified) > 0 {
-		return fmt.Errorf("unified keys for %s: %w", path, ErrUnsupported)
-	}
-	// New creates the directory in every hierarchy (MkdirAll) and writes
-	// the values, so it both creates and updates.
-	if _, err := cgroup1.New(cgroup1.StaticPath(path), r, cgroup1.WithHierarchy(d.hierarchy)); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	return nil
 }
 
 func (d *v1) stats(path string) (*Stats, error) {

@@ -33,6 +33,14 @@
 // (IgnoreTimestampOnlyChanges) and the post-admission check
 // (CheckAfterAdmission).
 //
+// A create of a typed object without managedFields of its own — most
+// writes of a cluster — skips the library: createFields computes the
+// manager's field set in one pass over the Go value, mirroring the
+// library's comparison with an empty object rule for rule and handing
+// anything it does not cover back to it (createwalk.go). It produces the
+// same entry at a third of the CPU; the tests compare both paths on tables
+// of objects and on random ones.
+//
 // Start-up costs one parse of client-go's schema, about 100 ms on first
 // use in the process (shared with the OpenAPI documents); each kind's field
 // manager is then built on first use in microseconds.

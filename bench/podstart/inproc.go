@@ -25,6 +25,8 @@ type node struct {
 	supervisorPID func() int
 	// runDir and cgroupRoot are the node's runtime root and cgroup tree.
 	runDir, cgroupRoot string
+	// runTmpfs is set when the benchmark mounted a tmpfs on runDir.
+	runTmpfs bool
 	// gather reads the kubelet's metrics (nil: none).
 	gather gatherer
 	// profStart and profStop bracket a phase's CPU profile (nil: none).

@@ -45,6 +45,9 @@ type options struct {
 	debug   bool
 	profile string
 	idle    time.Duration
+	// runTmpfs mounts a tmpfs on the node's runtime root when /run is on
+	// disk (split and cli modes).
+	runTmpfs bool
 }
 
 func main() {
@@ -57,6 +60,7 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "split", "inproc (one process), split (node harness process) or cli (podkit kubelet process)")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "how long to wait for pods")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "how long to measure the node's CPU with the last burst running and nothing else happening")
+	flag.BoolVar(&o.runTmpfs, "run-tmpfs", true, "split and cli modes: mount a tmpfs on the node's runtime root (/run/podkit/<node>) when /run is on a disk file system, as /run is a tmpfs on a normal host")
 	flag.StringVar(&o.logFile, "log", "", "write the cluster's logs to this file")
 	flag.BoolVar(&o.debug, "debug", false, "log at debug level (with -log)")
 	flag.StringVar(&o.profile, "profile", "", "write the node's CPU, mutex, block and heap profiles to this directory (split mode: the node process's; inproc: this process's)")
@@ -158,7 +162,7 @@ func run(o options, log *slog.Logger) error {
 		if o.logFile != "" {
 			args = append(args, "-log", o.logFile+".node", "-debug="+fmt.Sprint(o.debug))
 		}
-		n, err = startSplit(ctx, dir, bins, log, o.mode == "cli", o.profile != "", args)
+		n, err = startSplit(ctx, dir, bins, log, o.mode == "cli", o.profile != "", o.runTmpfs, args)
 	default:
 		return fmt.Errorf("unknown -mode %q", o.mode)
 	}
@@ -175,7 +179,7 @@ func bench(ctx context.Context, o options, n *node) error {
 	if _, err := startPods(ctx, n.client, n.image, "warm", 1, false, o.timeout); err != nil {
 		return err
 	}
-	r := &report{mode: o.mode, n: o.n}
+	r := &report{mode: o.mode, n: o.n, runDir: describeRunDir(n)}
 	for i := 0; i < o.runs; i++ {
 		for _, burst := range []bool{false, true} {
 			name := "seq"

@@ -73,15 +73,18 @@ func (n *node) phase(name string, run int, m mark, pods []podTimes, wall time.Du
 }
 
 type report struct {
-	mode   string
-	n      int
+	mode string
+	n    int
+	// runDir describes the runtime root's file system.
+	runDir string
 	phases []phaseResult
 	idle   phaseResult
 }
 
 func (r *report) write(w io.Writer) {
 	host, _ := os.Hostname()
-	fmt.Fprintf(w, "podstart: mode %s, %d pods per phase, %d CPUs, host %s, %s\n\n", r.mode, r.n, numCPU(), host, time.Now().Format(time.RFC3339))
+	fmt.Fprintf(w, "podstart: mode %s, %d pods per phase, %d CPUs, host %s, %s\n", r.mode, r.n, numCPU(), host, time.Now().Format(time.RFC3339))
+	fmt.Fprintf(w, "runtime root: %s; cgroup2 mount: %s\n\n", r.runDir, cgroup2Options())
 	fmt.Fprintf(w, "| phase | run | pods | p50 | p99 | max | all Running | load 1m (before→after) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, p := range r.phases {
 		d := durations(p.pods, podTimes.startup)

@@ -42,7 +42,7 @@ var clusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
 // program re-executed as a node harness (podkit.StartNode + Run, what
 // `podkit kubelet` runs, plus a /metrics endpoint), or with cli the real
 // `podkit kubelet` (no metrics).
-func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger, cli, profile bool, harnessArgs []string) (_ *node, retErr error) {
+func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger, cli, profile, runTmpfs bool, harnessArgs []string) (_ *node, retErr error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var cleanups []func()
 	cleanup := func() {
@@ -112,6 +112,13 @@ func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger
 
 	nodeName := fmt.Sprintf("bench-%d-1", os.Getpid()%100000)
 	runDir := filepath.Join("/run/podkit", nodeName)
+	runTmpfsMounted, runDirCleanup, err := prepareRunDir(runDir, runTmpfs)
+	if err != nil {
+		return nil, err
+	}
+	if runTmpfsMounted {
+		log.Info("runtime root on a tmpfs, as /run is on a normal host", "dir", runDir)
+	}
 	metricsFile := filepath.Join(dir, "metrics-addr")
 	var cmd *exec.Cmd
 	if cli {
@@ -149,7 +156,7 @@ func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger
 			<-exited
 		}
 		nodeLog.Close()
-		os.RemoveAll(runDir)
+		runDirCleanup()
 	})
 	client, err := clientFor(kubeconfig)
 	if err != nil {
@@ -157,7 +164,7 @@ func startSplit(ctx context.Context, dir string, bins binaries, log *slog.Logger
 	}
 	n := &node{client: client, image: img, kubeletPID: cmd.Process.Pid,
 		supervisorPID: func() int { return pidFile(filepath.Join(runDir, "supervisor.pid")) },
-		runDir:        runDir, cgroupRoot: podkit.HostName("podkit-", nodeName)}
+		runDir:        runDir, runTmpfs: runTmpfsMounted, cgroupRoot: podkit.HostName("podkit-", nodeName)}
 	if !cli {
 		base := func() string {
 			b, _ := os.ReadFile(metricsFile)

@@ -3,12 +3,16 @@
 // cluster being Ready (every node Ready and the API serving: the banner
 // printed and the API answering on its port), on a fresh data dir and on
 // a resumed one; and the memory of the idle one-node cluster (RSS and PSS
-// of every podkit process summed: `podkit up` and the runtime supervisor
-// when it runs). It reports CPU time (user+sys) next to the wall clock and
-// the load average, since the machine may be shared. Run it as root from
-// the module root after `make build`:
+// of every podkit process summed: `podkit up` and its node's runtime
+// supervisor, a re-exec of podkit-init or of podkit). It reports CPU time
+// (user+sys) next to the wall clock and the load average, since the
+// machine may be shared, and ends with a verdict per target (Ready ≤ 1 s,
+// idle RSS ≤ 100 MiB). -trace runs podkit up with -v and prints, per run,
+// when the start-up's milestones were logged. Run it as root from the
+// module root after `make build`:
 //
 //	go run ./bench/up -podkit bin/podkit -runs 5
+//	go run ./bench/up -runs 1 -trace
 package main
 
 import (
@@ -31,12 +35,19 @@ import (
 	"time"
 )
 
+// The targets of issue 8.
+const (
+	readyTarget = time.Second
+	rssTarget   = 100 << 20
+)
+
 func main() {
 	bin := flag.String("podkit", "bin/podkit", "the podkit binary (demo-web and podkit-init next to it)")
 	runs := flag.Int("runs", 5, "runs per phase (fresh, resumed)")
 	idle := flag.Duration("idle", 5*time.Second, "how long the cluster idles before its memory is read")
+	trace := flag.Bool("trace", false, "run podkit up -v and print when each start-up milestone was logged")
 	flag.Parse()
-	if err := run(*bin, *runs, *idle); err != nil {
+	if err := run(*bin, *runs, *idle, *trace); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/up:", err)
 		os.Exit(1)
 	}
@@ -45,23 +56,25 @@ func main() {
 type sample struct {
 	wall, cpu time.Duration
 	mem       procMem
-	procs     int
+	procs     []string // "podkit up" or "supervisor (podkit-init)"
+	trace     []milestone
 }
 
-func run(bin string, runs int, idle time.Duration) error {
+func run(bin string, runs int, idle time.Duration, trace bool) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("bench/up: %s, %d runs per phase, load average %s at start\n", bin, runs, loadAvg())
+	fmt.Printf("bench/up: %s, %d runs per phase, %d CPUs, load average %s at start\n", bin, runs, numCPU(), loadAvg())
 	var fresh, resumed []sample
 	for i := 0; i < runs; i++ {
 		dir, err := os.MkdirTemp("", "bench-up-")
 		if err != nil {
 			return err
 		}
-		for phase := 0; phase < 2; phase++ {
-			s, err := once(bin, dir, idle)
+		prefix := "bench-up-" + randomHex(3)
+		for phase, name := range []string{"fresh", "resumed"} {
+			s, err := once(bin, dir, prefix, idle, trace)
 			if err != nil {
 				os.RemoveAll(dir)
 				return err
@@ -71,14 +84,16 @@ func run(bin string, runs int, idle time.Duration) error {
 			} else {
 				resumed = append(resumed, s)
 			}
-			fmt.Printf("run %d %-7s ready in %6.1f ms wall, %6.1f ms cpu; idle %s in %d process(es); load %s\n", i+1,
-				map[int]string{0: "fresh", 1: "resumed"}[phase], ms(s.wall), ms(s.cpu), s.mem, s.procs, loadAvg())
+			fmt.Printf("run %d %-7s ready in %6.1f ms wall, %6.1f ms cpu; idle %s in %s; load %s\n", i+1,
+				name, ms(s.wall), ms(s.cpu), s.mem, strings.Join(s.procs, " + "), loadAvg())
+			printTrace(s.trace)
 		}
 		os.RemoveAll(dir)
 	}
 	report("fresh data dir", fresh)
 	report("resumed data dir", resumed)
 	fmt.Printf("load average at end %s\n", loadAvg())
+	verdicts(fresh, resumed)
 	return nil
 }
 
@@ -86,10 +101,13 @@ var banner = regexp.MustCompile(`podkit is up in .*: API server (\S+),`)
 
 // once runs podkit up on dir until it is Ready, measures it, lets it idle,
 // reads its memory and stops it with SIGTERM.
-func once(bin, dir string, idle time.Duration) (sample, error) {
+func once(bin, dir, prefix string, idle time.Duration, trace bool) (sample, error) {
 	var s sample
-	cmd := exec.Command(bin, "up", "--data-dir", dir, "--port", "-1", "--node-name-prefix", "bench-up-"+randomHex(3),
-		"--cluster-cidr", "10.251.0.0/16")
+	args := []string{"up", "--data-dir", dir, "--port", "-1", "--node-name-prefix", prefix, "--cluster-cidr", "10.251.0.0/16"}
+	if trace {
+		args = append(args, "-v")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -105,7 +123,7 @@ func once(bin, dir string, idle time.Duration) (sample, error) {
 	if err := cmd.Start(); err != nil {
 		return s, err
 	}
-	defer stop(cmd)
+	defer stop(cmd, prefix)
 	url := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -125,14 +143,16 @@ func once(bin, dir string, idle time.Duration) (sample, error) {
 		return s, fmt.Errorf("podkit up not Ready within 2 minutes (log: %s)", logf.Name())
 	}
 	s.wall = time.Since(start)
-	pids := podkitProcesses(bin)
-	for _, pid := range pids {
-		s.cpu += cpuTime(pid)
+	for _, p := range clusterProcesses(cmd.Process.Pid, prefix) {
+		s.cpu += cpuTime(p.pid)
+	}
+	if trace {
+		s.trace = milestones(logf.Name(), start, s.wall)
 	}
 	time.Sleep(idle)
-	for _, pid := range podkitProcesses(bin) {
-		s.mem = s.mem.add(readProcMem(pid))
-		s.procs++
+	for _, p := range clusterProcesses(cmd.Process.Pid, prefix) {
+		s.mem = s.mem.add(readProcMem(p.pid))
+		s.procs = append(s.procs, p.what)
 	}
 	return s, nil
 }
@@ -159,7 +179,7 @@ func serving(url string) error {
 	}
 }
 
-func stop(cmd *exec.Cmd) {
+func stop(cmd *exec.Cmd, prefix string) {
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -171,27 +191,9 @@ func stop(cmd *exec.Cmd) {
 	}
 	// The supervisor exits a second after its last container and kubelet.
 	deadline := time.Now().Add(10 * time.Second)
-	for len(podkitProcesses(cmd.Path)) > 0 && time.Now().Before(deadline) {
+	for len(clusterProcesses(0, prefix)) > 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// podkitProcesses are the processes running bin (podkit up and its
-// re-executions: the runtime supervisor).
-func podkitProcesses(bin string) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err == nil && strings.TrimSuffix(exe, " (deleted)") == bin {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 func report(name string, ss []sample) {
@@ -205,24 +207,53 @@ func report(name string, ss []sample) {
 	}
 	fmt.Printf("%s: ready wall min %.1f / median %.1f / max %.1f ms; cpu median %.1f ms\n", name,
 		ms(minOf(walls)), ms(median(walls)), ms(maxOf(walls)), ms(median(cpus)))
-	for _, s := range ss {
-		if s.procs > 0 {
-			fmt.Printf("%s: idle one-node cluster %s in %d process(es)\n", name, s.mem, s.procs)
-			break
+	fmt.Printf("%s: idle one-node cluster median %s\n", name, medianMem(ss))
+}
+
+// verdicts prints one line per target: met when the median run meets it.
+func verdicts(fresh, resumed []sample) {
+	verdict := func(ok bool) string {
+		if ok {
+			return "MET"
 		}
+		return "NOT MET"
 	}
+	for _, ph := range []struct {
+		name string
+		ss   []sample
+	}{{"fresh", fresh}, {"resumed", resumed}} {
+		if len(ph.ss) == 0 {
+			continue
+		}
+		walls, cpus := make([]time.Duration, len(ph.ss)), make([]time.Duration, len(ph.ss))
+		for i, s := range ph.ss {
+			walls[i], cpus[i] = s.wall, s.cpu
+		}
+		w := median(walls)
+		fmt.Printf("verdict: time to Ready (%s data dir) <= %v: %s (median %.0f ms wall, %.0f ms cpu)\n",
+			ph.name, readyTarget, verdict(w <= readyTarget), ms(w), ms(median(cpus)))
+	}
+	all := append(append([]sample(nil), fresh...), resumed...)
+	if len(all) > 0 {
+		m := medianMem(all)
+		fmt.Printf("verdict: idle one-node cluster RSS <= %d MiB: %s (median %s)\n", rssTarget>>20, verdict(m.RSS <= rssTarget), m)
+	}
+}
+
+func medianMem(ss []sample) procMem {
+	ms := make([]procMem, len(ss))
+	for i, s := range ss {
+		ms[i] = s.mem
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].RSS < ms[j].RSS })
+	return ms[len(ms)/2]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func median(ds []time.Duration) time.Duration {
-	c := append([]time.Duration(nil), ds...)
-	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
-	return c[len(c)/2]
-}
-
-func minOf(ds []time.Duration) time.Duration { return sortedAt(ds, 0) }
-func maxOf(ds []time.Duration) time.Duration { return sortedAt(ds, len(ds)-1) }
+func median(ds []time.Duration) time.Duration { return sortedAt(ds, len(ds)/2) }
+func minOf(ds []time.Duration) time.Duration  { return sortedAt(ds, 0) }
+func maxOf(ds []time.Duration) time.Duration  { return sortedAt(ds, len(ds)-1) }
 
 func sortedAt(ds []time.Duration, i int) time.Duration {
 	c := append([]time.Duration(nil), ds...)

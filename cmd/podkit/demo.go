@@ -50,7 +50,7 @@ named like the demo images (demo/web:1) come from the embedded registry.`,
 			}
 			cfg.DemoImages = demoImages()
 			init := initBinary()
-			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary = init }
+			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary, nc.SupervisorBinary = init, init }
 			objs, err := readManifests(dir)
 			if err != nil {
 				return err

@@ -47,7 +47,7 @@ leaves nothing on the host; the next podkit up on the same data dir resumes the 
 			cfg.ServiceCIDR, cfg.DNSUpstreams = sc.ServiceCIDR, sc.DNSUpstreams
 			cfg.DemoImages = demoImages()
 			init := initBinary()
-			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary = init }
+			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary, nc.SupervisorBinary = init, init }
 			c, err := podkit.NewCluster(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -67,6 +67,11 @@ leaves nothing on the host; the next podkit up on the same data dir resumes the 
   try:    kubectl --kubeconfig %s get nodes -o wide
 Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 `, time.Since(start).Round(time.Millisecond), c.URL(), len(c.Nodes()), c.Registry(), seeded(c), kc, cfg.DataDir)
+			// The demo images may still be building: wait for them before
+			// handing the memory start-up used back.
+			if err := c.WaitImages(ctx); err != nil && ctx.Err() == nil {
+				slog.Error("podkit: demo images", "err", err)
+			}
 			idle()
 			err = <-done
 			return shutdown(c, err)
@@ -84,8 +89,19 @@ Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 	return cmd
 }
 
-// waitNodesReady waits until n nodes report Ready.
+// waitNodesReady waits until every node of c has posted a Ready status
+// in this process (a resumed cluster's nodes still say Ready from their
+// last run) and the API server reports n Ready nodes.
 func waitNodesReady(ctx context.Context, c *podkit.Cluster, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for i, nd := range c.Nodes() {
+		select {
+		case <-nd.Posted():
+		case <-ctx.Done():
+			return fmt.Errorf("podkit: waiting for node %s to be Ready: %w", c.NodeName(i+1), ctx.Err())
+		}
+	}
 	return podkit.WaitNodesReady(ctx, c.Client(), n, 2*time.Minute)
 }
 

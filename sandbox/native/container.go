@@ -107,9 +107,11 @@ func (r *Runtime) createContainer(ctx context.Context, sb *sandboxRecord, rec *c
 			return fmt.Errorf("cgroup: %w", err)
 		}
 		rec.Cgroup = p
-		if err := r.saveContainer(rec); err != nil {
-			return err
-		}
+		// Kept in memory only (the removal of a failed create finds it);
+		// the record's next write, once the task exists, stores it. A crash
+		// in between leaves the cgroup to the pod cgroup's removal, which
+		// takes the container cgroups below it.
+		r.remember(rec)
 		cgroupDirs = r.cgroupDirs(p)
 	}
 	tCgroup = time.Now()

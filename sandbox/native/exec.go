@@ -14,6 +14,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/podkit/podkit/sandbox"
+	"github.com/podkit/podkit/sandbox/internal/launch"
 	"github.com/podkit/podkit/sandbox/internal/nsinit"
 	"github.com/podkit/podkit/sandbox/internal/supervisor"
 )
@@ -183,7 +184,7 @@ func (r *Runtime) startPause(ctx context.Context, rec *sandboxRecord) error {
 }
 
 // pauseAnnotation marks the spec of a pause process for the launcher.
-const pauseAnnotation = "io.podkit.sandbox/pause"
+const pauseAnnotation = launch.PauseAnnotation
 
 // initBinary is the executable for nsinit's child modes.
 func (r *Runtime) initBinary() string {

@@ -237,11 +237,16 @@ func (r *Runtime) saveContainer(c *containerRecord) error {
 	if err := writeJSON(filepath.Join(r.containerDir(c.ID), "container.json"), c); err != nil {
 		return err
 	}
+	r.remember(c)
+	return nil
+}
+
+// remember updates the in-memory copy of c without writing its record.
+func (r *Runtime) remember(c *containerRecord) {
 	r.mu.Lock()
 	cp := *c
 	r.containers[c.ID] = &cp
 	r.mu.Unlock()
-	return nil
 }
 
 // containersOf lists the IDs of a sandbox's containers.

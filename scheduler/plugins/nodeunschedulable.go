@@ -41,11 +41,10 @@ var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect
 
 // Filter rejects a cordoned node.
 func (*NodeUnschedulable) Filter(_ context.Context, _ *scheduler.CycleState, pod *corev1.Pod, n *scheduler.NodeInfo) error {
-	node := n.Node()
-	if node == nil {
+	if n.Node() == nil {
 		return errUnknownNode
 	}
-	if node.Spec.Unschedulable && !tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
+	if n.Unschedulable() && !tolerated(pod.Spec.Tolerations, &unschedulableTaint) {
 		return errNodeUnschedulable
 	}
 	return nil

@@ -39,11 +39,10 @@ func (*TaintToleration) EventsToRegister() scheduler.ClusterEvent {
 // Filter rejects a node with an untolerated NoSchedule/NoExecute taint,
 // naming the first one: "node(s) had untolerated taint {key: value}".
 func (*TaintToleration) Filter(_ context.Context, _ *scheduler.CycleState, pod *corev1.Pod, n *scheduler.NodeInfo) error {
-	node := n.Node()
-	if node == nil {
+	if n.Node() == nil {
 		return errUnknownNode
 	}
-	if t, ok := untoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, noScheduleOrNoExecute); ok {
+	if t, ok := untoleratedTaint(n.Taints(), pod.Spec.Tolerations, noScheduleOrNoExecute); ok {
 		return scheduler.Unresolvable(fmt.Sprintf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value))
 	}
 	return nil
@@ -74,8 +73,9 @@ func (*TaintToleration) Score(_ context.Context, s *scheduler.CycleState, pod *c
 		return 0, err
 	}
 	var count int64
-	for i := range n.Node().Spec.Taints {
-		t := &n.Node().Spec.Taints[i]
+	taints := n.Taints()
+	for i := range taints {
+		t := &taints[i]
 		if t.Effect == corev1.TaintEffectPreferNoSchedule && !tolerated(tols, t) {
 			count++
 		}

@@ -50,7 +50,7 @@ func TestControllersOnRealNodes(t *testing.T) {
 		nc.waitDeploy("default", "web", 4)
 		minAvailable := nc.watchMinAvailable("web")
 		k.OK("set", "image", "deploy/web", "web="+nc.image2)
-		out := k.OK("rollout", "status", "deploy/web", "--timeout=3m")
+		out := nc.long("rollout", "status", "deploy/web", "--timeout=3m")
 		assert.Contains(t, out, `deployment "web" successfully rolled out`)
 		status, ready := minAvailable()
 		assert.GreaterOrEqual(t, ready, 3, "Ready pods during the rollout")
@@ -64,7 +64,7 @@ func TestControllersOnRealNodes(t *testing.T) {
 
 		minAvailable = nc.watchMinAvailable("web")
 		k.OK("rollout", "undo", "deploy/web")
-		k.OK("rollout", "status", "deploy/web", "--timeout=3m")
+		nc.long("rollout", "status", "deploy/web", "--timeout=3m")
 		status, ready = minAvailable()
 		assert.GreaterOrEqual(t, ready, 3, "Ready pods during the undo")
 		assert.GreaterOrEqual(t, status, 3, "status.availableReplicas during the undo")
@@ -108,7 +108,7 @@ func TestControllersOnRealNodes(t *testing.T) {
 		nc.waitDeploy("default", "fg", 2)
 		// With foreground deletion kubectl returns once the Deployment is
 		// gone, which happens only after its dependents are.
-		k.OK("delete", "deploy", "fg", "--cascade=foreground", "--timeout=3m")
+		nc.long("delete", "deploy", "fg", "--cascade=foreground", "--timeout=3m")
 		assert.Empty(t, strings.TrimSpace(k.OK("get", "rs", "-l", "app=fg", "-o", "name")), "ReplicaSets deleted before the owner")
 		nc.gone("default", "pods", "app=fg")
 	})
@@ -149,7 +149,7 @@ spec:
         image: %s
         args: ["init", "/tmp/result", "done"]
 `, nc.image))
-		k.OK("wait", "--for=condition=Complete", "job/done", "--timeout=3m")
+		nc.long("wait", "--for=condition=Complete", "job/done", "--timeout=3m")
 		assert.Equal(t, "3", strings.TrimSpace(k.OK("get", "job", "done", "-o", "jsonpath={.status.succeeded}")))
 		phases := strings.Fields(k.OK("get", "pods", "-l", "job-name=done", "-o", "jsonpath={.items[*].status.phase}"))
 		assert.Equal(t, []string{"Succeeded", "Succeeded", "Succeeded"}, phases)
@@ -172,7 +172,7 @@ spec:
         image: %s
         args: ["init"]
 `, nc.image)) // demo-web init without its arguments exits 1
-		k.OK("wait", "--for=condition=Failed", "job/broken", "--timeout=3m")
+		nc.long("wait", "--for=condition=Failed", "job/broken", "--timeout=3m")
 		assert.Equal(t, "BackoffLimitExceeded", strings.TrimSpace(k.OK("get", "job", "broken", "-o", `jsonpath={.status.conditions[?(@.type=="Failed")].reason}`)))
 		assert.Equal(t, "2", strings.TrimSpace(k.OK("get", "job", "broken", "-o", "jsonpath={.status.failed}")), "backoffLimit 1: two failed pods")
 		time.Sleep(2 * time.Second)
@@ -186,7 +186,7 @@ spec:
 		k.OK("create", "deploy", "api", "-n", "team", "--image="+nc.image, "--replicas=2")
 		k.OK("create", "configmap", "settings", "-n", "team", "--from-literal=a=b")
 		nc.waitPods("team", "app=api", 2)
-		k.OK("delete", "namespace", "team", "--timeout=3m")
+		nc.long("delete", "namespace", "team", "--timeout=3m")
 		assert.NotEqual(t, 0, k.Run("get", "namespace", "team").Code, "namespace removed")
 		for _, kind := range []string{"pods", "rs", "deploy", "configmaps"} {
 			assert.Empty(t, strings.TrimSpace(k.OK("get", kind, "-n", "team", "-o", "name")), "%s left in the deleted namespace", kind)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,6 +115,22 @@ func (nc *nodeCluster) in(t *testing.T) *nodeCluster {
 	c := *nc
 	c.t, c.k = t, nc.k.In(t)
 	return &c
+}
+
+// long runs a kubectl command that waits on the cluster (rollout status,
+// wait, foreground delete) with a limit of its own instead of the
+// helper's 30 s, and requires it to succeed.
+func (nc *nodeCluster) long(args ...string) string {
+	nc.t.Helper()
+	ctx, cancel := context.WithTimeout(nc.t.Context(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nc.k.bin, args...)
+	cmd.Env = nc.k.env
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	require.NoError(nc.t, err, "kubectl %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), stdout.String(), stderr.String())
+	return stdout.String()
 }
 
 // podInfo is one pod as kubectl reports it.

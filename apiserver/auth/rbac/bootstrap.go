@@ -115,6 +115,7 @@ func BootstrapClusterRoles() []rbacv1.ClusterRole {
 			rule("get", "list", "watch").groups(legacyGroup).resources("nodes"),
 			rule("create", "update", "patch").groups(legacyGroup, eventsGroup).resources("events"),
 			rule("list", "watch").groups(discoveryGroup).resources("endpointslices")),
+		podkitNodeServicesRole(),
 		clusterRole("system:service-account-issuer-discovery", nil,
 			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/")),
 		clusterRole("system:certificates.k8s.io:certificatesigningrequests:nodeclient", nil,
@@ -169,16 +170,22 @@ func BootstrapClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 
 // PodkitNodeServices names podkit's own grants to nodes: a podkit node runs
 // its service proxy and its node-local cluster DNS itself (there is no
-// separate kube-proxy or CoreDNS identity), so the group system:nodes is
-// bound to system:node-proxier cluster-wide, and in kube-system may
+// separate kube-proxy or CoreDNS identity), so the group system:nodes may
+// list and watch Services, Endpoints and EndpointSlices cluster-wide (the
+// reads of system:node-proxier, without its node reads: the Node
+// authorizer keeps a node to its own Node object), and in kube-system may
 // publish the kube-dns Service and the EndpointSlices behind it (each node
-// its own slice). Kubernetes' bootstrap policy has neither binding.
+// its own slice). Kubernetes' bootstrap policy has neither grant.
 const PodkitNodeServices = "podkit:node-services"
 
+func podkitNodeServicesRole() rbacv1.ClusterRole {
+	return clusterRole(PodkitNodeServices, nil,
+		rule("list", "watch").groups(legacyGroup).resources("services", "endpoints"),
+		rule("list", "watch").groups(discoveryGroup).resources("endpointslices"))
+}
+
 func podkitNodeProxierBinding() rbacv1.ClusterRoleBinding {
-	b := clusterBinding("system:node-proxier", group(GroupNodes))
-	b.Name = PodkitNodeServices
-	return b
+	return clusterBinding(PodkitNodeServices, group(GroupNodes))
 }
 
 // BootstrapRoles returns the default namespaced Roles (kube-system).

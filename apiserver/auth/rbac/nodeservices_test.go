@@ -44,3 +44,18 @@ func TestNodeServicesGrants(t *testing.T) {
 		})
 	}
 }
+
+// The grant adds no node reads: the Node authorizer alone lets a node read
+// its own Node object.
+func TestNodeServicesNoNodeReads(t *testing.T) {
+	a, _ := startRBAC(t)
+	node := &auth.DefaultUser{Name: "system:node:n1", Groups: []string{GroupNodes, auth.GroupAuthenticated}}
+	require.Eventually(t, func() bool {
+		return decide(t, a, auth.Attributes{User: node, ResourceRequest: true, Verb: "list", APIGroup: "discovery.k8s.io",
+			APIVersion: "v1", Resource: "endpointslices"}) == auth.DecisionAllow
+	}, 30*time.Second, 20*time.Millisecond)
+	for _, verb := range []string{"get", "list", "watch"} {
+		assert.Equal(t, auth.DecisionNoOpinion, decide(t, a, auth.Attributes{User: node, ResourceRequest: true, Verb: verb,
+			APIVersion: "v1", Resource: "nodes", Name: "n2"}), verb)
+	}
+}

@@ -1,0 +1,198 @@
+package fieldmanager
+
+import (
+	"encoding/base64"
+	"reflect"
+
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// Values as the create walk (createwalk.go) sees them: the library's
+// reflected values, rebuilt from its exported reflection cache without
+// allocating a Value per field.
+
+type nodeKind uint8
+
+const (
+	kNull   nodeKind = iota
+	kMap             // Go map (string keys)
+	kStruct          // struct: a map of its json fields
+	kList
+	kInt
+	kUint
+	kFloat
+	kString
+	kBytes // []byte: a base64 string
+	kBool
+	kScalar // a scalar produced by an UnstructuredConverter or json.Marshaler
+)
+
+// node is a value as the library wraps it; u holds converted scalars.
+type node struct {
+	k nodeKind
+	v reflect.Value
+	u any
+}
+
+func (n node) isScalar() bool { return n.k >= kInt }
+
+// wrap turns a Go value into a node by the library's rules (valueReflect.reuse).
+func wrap(v reflect.Value, e *value.TypeReflectCacheEntry) (node, error) {
+	if e == nil {
+		e = value.TypeReflectEntryOf(v.Type())
+	}
+	if e.CanConvertToUnstructured() {
+		u, err := e.ToUnstructured(v)
+		if err != nil {
+			return node{}, errSlowPath
+		}
+		switch u.(type) {
+		case nil:
+			return node{k: kNull}, nil
+		case string, bool, int64, float64:
+			return node{k: kScalar, u: u}, nil
+		default:
+			return node{}, errSlowPath
+		}
+	}
+	if k := v.Kind(); (k == reflect.Interface || k == reflect.Pointer) && !v.IsNil() {
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Map:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+		if v.Type().Key().Kind() != reflect.String {
+			return node{}, errSlowPath
+		}
+		return node{k: kMap, v: v}, nil
+	case reflect.Struct:
+		return node{k: kStruct, v: v}, nil
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Int16, reflect.Int8:
+		return node{k: kInt, v: v}, nil
+	case reflect.Uint, reflect.Uint32, reflect.Uint16, reflect.Uint8:
+		return node{k: kUint, v: v}, nil
+	case reflect.Float64, reflect.Float32:
+		return node{k: kFloat, v: v}, nil
+	case reflect.String:
+		return node{k: kString, v: v}, nil
+	case reflect.Bool:
+		return node{k: kBool, v: v}, nil
+	case reflect.Slice:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return node{k: kBytes, v: v}, nil
+		}
+		return node{k: kList, v: v}, nil
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return node{k: kNull}, nil
+		}
+	}
+	return node{}, errSlowPath
+}
+
+// scalar returns a scalar node's value as the library's Value.
+func (n node) scalar() value.Value {
+	switch n.k {
+	case kScalar:
+		return value.NewValueInterface(n.u)
+	case kInt:
+		return value.NewValueInterface(n.v.Int())
+	case kUint:
+		return value.NewValueInterface(int64(n.v.Uint()))
+	case kFloat:
+		return value.NewValueInterface(n.v.Float())
+	case kString:
+		return value.NewValueInterface(n.v.String())
+	case kBytes:
+		return value.NewValueInterface(base64.StdEncoding.EncodeToString(n.v.Bytes()))
+	case kBool:
+		return value.NewValueInterface(n.v.Bool())
+	}
+	return value.NewValueInterface(nil)
+}
+
+// isMap, isList and empty follow valueReflect's IsMap, IsList and
+// Map.Empty / List.Length.
+func (n node) isMap() bool  { return n.k == kMap || n.k == kStruct }
+func (n node) isList() bool { return n.k == kList }
+
+// each calls fn for the entries of a map node, as the library iterates
+// them. key points to a string that is never modified: a struct field's
+// json name in the library's reflection cache, or a map key.
+func (n node) each(fn func(key *string, child node) error) error {
+	switch n.k {
+	case kStruct:
+		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
+			fv := f.GetFrom(n.v)
+			if f.CanOmit(fv) {
+				continue
+			}
+			c, err := wrap(fv, f.TypeEntry)
+			if err != nil {
+				return err
+			}
+			if err := fn(&f.JsonName, c); err != nil {
+				return err
+			}
+		}
+	case kMap:
+		e := value.TypeReflectEntryOf(n.v.Type().Elem())
+		for it := n.v.MapRange(); it.Next(); {
+			c, err := wrap(it.Value(), e)
+			if err != nil {
+				return err
+			}
+			k := it.Key().String()
+			if err := fn(&k, c); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// empty reports whether a map or list node has no entries (a struct none
+// that is serialized).
+func (n node) empty() bool {
+	switch n.k {
+	case kList, kMap:
+		return n.v.Len() == 0
+	case kStruct:
+		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
+			if !f.CanOmit(f.GetFrom(n.v)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// get returns the entry key of a map node (structReflect.Get / mapReflect.Get).
+func (n node) get(key string) (node, bool, error) {
+	switch n.k {
+	case kStruct:
+		f, ok := value.TypeReflectEntryOf(n.v.Type()).Fields()[key]
+		if !ok {
+			return node{}, false, nil
+		}
+		fv := f.GetFrom(n.v)
+		if f.CanOmit(fv) {
+			return node{}, false, nil
+		}
+		c, err := wrap(fv, nil)
+		return c, true, err
+	case kMap:
+		v := n.v.MapIndex(reflect.ValueOf(key).Convert(n.v.Type().Key()))
+		if !v.IsValid() {
+			return node{}, false, nil
+		}
+		c, err := wrap(v, nil)
+		return c, true, err
+	}
+	return node{}, false, nil
+}
