@@ -8,6 +8,7 @@ import (
 
 	"github.com/podkit/podkit/apiserver/auth"
 	"github.com/podkit/podkit/internal/inproc"
+	"github.com/podkit/podkit/internal/kubeclient"
 )
 
 // componentClient is an in-process client of the API server acting as u:
@@ -15,7 +16,7 @@ import (
 // authorization treats them as it treats kube-scheduler and
 // kube-controller-manager.
 func (c *Cluster) componentClient(u auth.User) (*rest.Config, kubernetes.Interface, error) {
-	rc := inproc.RESTConfigAs(c.api.Server.Handler(), u)
+	rc := kubeclient.Protobuf(inproc.RESTConfigAs(c.api.Server.Handler(), u))
 	cl, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("podkit: client for %s: %w", u.GetName(), err)

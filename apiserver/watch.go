@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/podkit/podkit/apiserver/storage"
+	"github.com/podkit/podkit/apiserver/storage/watchcache"
 )
 
 // initialEventsEnd annotates the bookmark that ends the initial events of a
@@ -129,26 +130,17 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	events := s.metrics.watchEvts.WithLabelValues(gvk.Group, gvk.Version, gvk.Kind)
 
 	enc := streaming.NewEncoder(t.info.StreamSerializer.Framer.NewFrameWriter(w), t.info.StreamSerializer.Serializer)
-	write := func(typ watch.EventType, data []byte) error {
-		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
-			return err
+	written := 0 // events written since the last flush
+	flush := func() error {
+		if written == 0 {
+			return nil
 		}
-		events.Inc()
+		events.Add(float64(written))
+		written = 0
 		return rc.Flush()
 	}
-	// writeShared writes an event framed once for every watcher of its
-	// media type; the flush waits until no further event is ready.
-	writeShared := func(ev watch.Event) error {
-		frame, err := s.encodeEvent(t, ev.Type, ev.Object, res.GroupVersion)
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(frame); err != nil {
-			return err
-		}
-		events.Inc()
-		return nil
-	}
+	// send encodes an event of its own (initial, bookmark, error or
+	// transformed) into the stream; flush sends it.
 	send := func(typ watch.EventType, obj runtime.Object) error {
 		out, gv := obj, res.GroupVersion
 		if st, ok := obj.(*metav1.Status); ok {
@@ -164,11 +156,40 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 		if err := s.encoderFor(t.info.Serializer, out, gv).Encode(out, &buf); err != nil {
 			return err
 		}
-		return write(typ, buf.Bytes())
+		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: buf.Bytes()}}); err != nil {
+			return err
+		}
+		written++
+		return nil
+	}
+	// writeEvent writes a live event. Plain events carry objects shared
+	// with every other watcher: they are encoded and framed once for all
+	// watchers of the media type and written as is.
+	writeEvent := func(ev watch.Event) error {
+		switch {
+		case ev.Type == watch.Bookmark && !p.bookmarks:
+			return nil
+		case ev.Type == watch.Bookmark || ev.Type == watch.Error:
+			return send(ev.Type, ev.Object)
+		case t.as != "":
+			return send(ev.Type, ev.Object.DeepCopyObject())
+		}
+		frame, err := s.encodeEvent(t, ev.Type, ev.Object, res.GroupVersion)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(frame); err != nil {
+			return err
+		}
+		written++
+		return nil
 	}
 
 	if watchErr != nil {
-		return s.streamEnded(send(watch.Error, toStatus(watchErr)))
+		if err := send(watch.Error, toStatus(watchErr)); err != nil {
+			return s.streamEnded(err)
+		}
+		return s.streamEnded(flush())
 	}
 	for _, obj := range initial {
 		if err := send(watch.Added, obj); err != nil {
@@ -185,52 +206,63 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return s.streamEnded(err)
 		}
 	}
-	unflushed := 0
+	if err := flush(); err != nil {
+		return s.streamEnded(err)
+	}
+	// Live events come in batches of those ready (at most
+	// maxUnflushedEvents): all written, then one flush, i.e. one write to
+	// the connection, for the lot.
+	next := nextFromChan(ctx, sw)
+	if b, ok := sw.(watchcache.Batcher); ok {
+		// Straight from the watch cache's buffer: no goroutine between the
+		// cache and this handler.
+		next = func(buf []watch.Event) ([]watch.Event, bool) { return b.NextBatch(buf, maxUnflushedEvents) }
+	}
+	var batch []watch.Event
 	for {
-		var ev watch.Event
 		var ok bool
-		if unflushed > 0 && unflushed < maxUnflushedEvents {
-			// Events already waiting go out with the ones written: one
-			// flush (one write to the connection) for the lot.
-			select {
-			case ev, ok = <-sw.ResultChan():
-			default:
+		batch, ok = next(batch[:0])
+		for i := range batch {
+			if err := writeEvent(batch[i]); err != nil {
+				return s.streamEnded(err)
 			}
+			batch[i] = watch.Event{} // let the object go
 		}
-		if !ok {
-			if unflushed > 0 {
-				if err := rc.Flush(); err != nil {
-					return s.streamEnded(err)
-				}
-				unflushed = 0
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case ev, ok = <-sw.ResultChan():
-				if !ok {
-					return nil
-				}
-			}
-		}
-		var err error
-		switch {
-		case ev.Type == watch.Bookmark && !p.bookmarks:
-			continue
-		case ev.Type == watch.Bookmark || ev.Type == watch.Error:
-			err = send(ev.Type, ev.Object)
-		case t.as == "":
-			// Event objects are shared with every other watcher: encode
-			// and frame once for all of them.
-			if err = writeShared(ev); err == nil {
-				unflushed++
-			}
-		default:
-			err = send(ev.Type, ev.Object.DeepCopyObject())
-		}
-		if err != nil {
+		if err := flush(); err != nil {
 			return s.streamEnded(err)
 		}
+		if !ok {
+			return nil
+		}
+	}
+}
+
+// nextFromChan reads a batch of events from a watch's result channel: it
+// waits for one, then takes those already waiting, up to
+// maxUnflushedEvents. ok is false once the watch or ctx has ended.
+func nextFromChan(ctx context.Context, sw watch.Interface) func(buf []watch.Event) ([]watch.Event, bool) {
+	return func(buf []watch.Event) ([]watch.Event, bool) {
+		select {
+		case <-ctx.Done():
+			return buf, false
+		case ev, ok := <-sw.ResultChan():
+			if !ok {
+				return buf, false
+			}
+			buf = append(buf, ev)
+		}
+		for len(buf) < maxUnflushedEvents {
+			select {
+			case ev, ok := <-sw.ResultChan():
+				if !ok {
+					return buf, false
+				}
+				buf = append(buf, ev)
+			default:
+				return buf, true
+			}
+		}
+		return buf, true
 	}
 }
 

@@ -218,7 +218,11 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 				r.created = time.Since(start)
 			}
 		case <-ctx.Done():
-			return r, fmt.Errorf("%d replicas not available within %s: %w", replicas, timeout, ctx.Err())
+			st := "unknown"
+			if d, err := cl.AppsV1().Deployments("default").Get(context.WithoutCancel(ctx), name, metav1.GetOptions{}); err == nil {
+				st = fmt.Sprintf("%+v", d.Status)
+			}
+			return r, fmt.Errorf("%d replicas not available within %s (status %s): %w", replicas, timeout, st, ctx.Err())
 		}
 	}
 	r.cpu = cpuTime() - cpu0

@@ -12,7 +12,7 @@
 // module root after `make build`:
 //
 //	go run ./bench/up -podkit bin/podkit -runs 5
-//	go run ./bench/up -runs 1 -trace
+//	go run ./bench/up -runs 1 -idle 5s -trace
 package main
 
 import (
@@ -44,7 +44,7 @@ const (
 func main() {
 	bin := flag.String("podkit", "bin/podkit", "the podkit binary (demo-web and podkit-init next to it)")
 	runs := flag.Int("runs", 5, "runs per phase (fresh, resumed)")
-	idle := flag.Duration("idle", 5*time.Second, "how long the cluster idles before its memory is read")
+	idle := flag.Duration("idle", 30*time.Second, "how long the cluster idles before its memory is read (podkit up pages out start-up's code at Ready; what the idle cluster runs faults back in within ~30 s)")
 	trace := flag.Bool("trace", false, "run podkit up -v and print when each start-up milestone was logged")
 	flag.Parse()
 	if err := run(*bin, *runs, *idle, *trace); err != nil {

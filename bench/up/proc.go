@@ -32,13 +32,18 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(u+st) * time.Second / 100
 }
 
-// procMem is resident memory from /proc/<pid>/smaps_rollup, in bytes.
-type procMem struct{ RSS, PSS uint64 }
+// procMem is resident memory from /proc/<pid>/smaps_rollup, in bytes:
+// all of it, its proportional share (pages shared with other processes
+// divided among them) and the anonymous part (heap, stacks; the rest is
+// the executable's pages).
+type procMem struct{ RSS, PSS, Anon uint64 }
 
-func (m procMem) add(o procMem) procMem { return procMem{m.RSS + o.RSS, m.PSS + o.PSS} }
+func (m procMem) add(o procMem) procMem {
+	return procMem{m.RSS + o.RSS, m.PSS + o.PSS, m.Anon + o.Anon}
+}
 
 func (m procMem) String() string {
-	return fmt.Sprintf("RSS %.1f MiB (PSS %.1f MiB)", float64(m.RSS)/(1<<20), float64(m.PSS)/(1<<20))
+	return fmt.Sprintf("RSS %.1f MiB (PSS %.1f, anonymous %.1f MiB)", float64(m.RSS)/(1<<20), float64(m.PSS)/(1<<20), float64(m.Anon)/(1<<20))
 }
 
 func readProcMem(pid int) procMem {
@@ -60,6 +65,8 @@ func readProcMem(pid int) procMem {
 			m.RSS = kb * 1024
 		case "Pss:":
 			m.PSS = kb * 1024
+		case "Anonymous:":
+			m.Anon = kb * 1024
 		}
 	}
 	return m

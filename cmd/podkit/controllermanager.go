@@ -12,6 +12,7 @@ import (
 
 	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/controller/controllers"
+	"github.com/podkit/podkit/internal/kubeclient"
 	"github.com/podkit/podkit/internal/leader"
 )
 
@@ -37,11 +38,11 @@ func newControllerManagerCommand() *cobra.Command {
 				}
 			}
 			o.NodeMaskSize, o.NodeMonitorGracePeriod, o.Disable = maskSize, grace, disable
-			m, err := controllers.New(cmd.Context(), rc, controller.ManagerConfig{Workers: workers, Logger: slog.Default()}, o)
+			m, err := controllers.New(cmd.Context(), kubeclient.Protobuf(rc), controller.ManagerConfig{Workers: workers, Logger: slog.Default()}, o)
 			if err != nil {
 				return err
 			}
-			client, err := kubernetes.NewForConfig(rc)
+			client, err := kubernetes.NewForConfig(kubeclient.Protobuf(rc))
 			if err != nil {
 				return err
 			}

@@ -103,7 +103,7 @@ try:    export KUBECONFIG=%s
         podkit trace %s
 Ctrl-C stops every pod and leaves a clean host.
 `, kc, tracePod)
-			idle()
+			idle(ctx)
 			return shutdown(c, <-done)
 		},
 	}

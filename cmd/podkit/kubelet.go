@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/podkit/podkit"
+	"github.com/podkit/podkit/internal/kubeclient"
 )
 
 func newKubeletCommand() *cobra.Command {
@@ -39,12 +40,12 @@ func newKubeletCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := kubernetes.NewForConfig(sec.rc)
+			client, err := kubernetes.NewForConfig(kubeclient.Protobuf(sec.rc))
 			if err != nil {
 				return err
 			}
 			cfg := podkit.NodeConfig{Name: name, Client: client, DataDir: dataDir, RunDir: runDir, LogDir: logDir,
-				KubeletAddr: addr, ClusterDomain: domain, InitBinary: initBinary(), Logger: slog.Default(),
+				KubeletAddr: addr, ClusterDomain: domain, InitBinary: initBinary(), SupervisorBinary: initBinary(), Logger: slog.Default(),
 				ServingCert: sec.serving, ClientCA: sec.clientCA}
 			if podCIDR != "" {
 				if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {

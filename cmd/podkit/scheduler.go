@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/podkit/podkit/internal/kubeclient"
 	"github.com/podkit/podkit/internal/leader"
 	"github.com/podkit/podkit/scheduler"
 	"github.com/podkit/podkit/scheduler/plugins"
@@ -33,7 +34,7 @@ func newSchedulerCommand() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("loading kubeconfig: %w", err)
 			}
-			client, err := kubernetes.NewForConfig(rc)
+			client, err := kubernetes.NewForConfig(kubeclient.Protobuf(rc))
 			if err != nil {
 				return err
 			}

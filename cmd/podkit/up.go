@@ -72,7 +72,7 @@ Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 			if err := c.WaitImages(ctx); err != nil && ctx.Err() == nil {
 				slog.Error("podkit: demo images", "err", err)
 			}
-			idle()
+			idle(ctx)
 			err = <-done
 			return shutdown(c, err)
 		},

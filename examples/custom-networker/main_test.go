@@ -28,8 +28,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// newPTP returns the networker for env's node namespace, which gets a
+// global address on lo first, as a host has one on its uplink: the source
+// of the node's own traffic to pods (the ptp veths carry no address).
 func newPTP(t *testing.T, env *cnitest.Env) *PTP {
 	t.Helper()
+	h, err := env.NodeNS.Handle()
+	require.NoError(t, err)
+	lo, err := h.LinkByName("lo")
+	require.NoError(t, err)
+	require.NoError(t, h.AddrAdd(lo, &netlink.Addr{IPNet: ipNet(netip.MustParsePrefix("172.31.255.1/32"))}))
+	h.Close()
 	p, err := NewPTP(PTPConfig{PodCIDR: env.PodCIDR, StateDir: env.StateDir, NodeNetNS: env.NodeNS.Path(), Forward: true})
 	require.NoError(t, err)
 	return p

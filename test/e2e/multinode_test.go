@@ -73,7 +73,8 @@ func TestMultiProcessTwoNodes(t *testing.T) {
 	nodes := []string{"e2e-mp-" + suffix + "-a", "e2e-mp-" + suffix + "-b"}
 	logDir := t.TempDir()
 	for _, node := range nodes {
-		kubelet := start("kubelet", "--kubeconfig", srv.Kubeconfig, "--node-name", node, "--data-dir", t.TempDir(),
+		kubelet := start("kubelet", "--kubeconfig", srv.Kubeconfig, "--cluster-pki-dir", filepath.Join(srv.DataDir, "pki"),
+			"--node-name", node, "--data-dir", t.TempDir(),
 			"--log-dir", logDir, "--address", "127.0.0.1:0", "--shutdown-pods")
 		t.Cleanup(func() {
 			stopProcess(t, kubelet, 90*time.Second)

@@ -143,6 +143,7 @@ func (c *Cache) expireLocked() {
 // Watch starts a watch of the keys under prefix; see storage.WatchOptions
 // and the package documentation for the semantics. The watch ends when ctx
 // is done, Stop is called, the watcher is dropped or the Cache is closed.
+// The watch returned is also a Batcher.
 func (c *Cache) Watch(ctx context.Context, prefix string, opts storage.WatchOptions) (watch.Interface, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -175,12 +176,22 @@ func (c *Cache) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 		stop:     make(chan struct{}),
 		dropped:  make(chan struct{}),
 		done:     make(chan struct{}),
+		history:  history,
 		lastRev:  from,
 		sentRev:  from,
 	}
+	if w.bookmark {
+		w.ticker = c.opts.clock.NewTicker(c.opts.bookmarkInterval)
+		w.tick = w.ticker.C()
+	}
+	// A watch nobody reads still ends with its context: it leaves the cache
+	// and its result channel closes.
+	w.stopAfter = context.AfterFunc(ctx, func() {
+		if w.mode.CompareAndSwap(modeUnset, modeDirect) {
+			w.finish()
+		}
+	})
 	c.watchers[w] = struct{}{}
-	c.wg.Add(1)
-	go w.run(history)
 	return w, nil
 }
 
@@ -206,8 +217,8 @@ func (c *Cache) Stats() Stats {
 	}
 }
 
-// Close ends every watch (their result channels close) and waits for their
-// goroutines to exit. Later Append and Watch calls fail with
+// Close ends every watch (their result channels close, NextBatch returns
+// false) and waits for the goroutines of ResultChan readers to exit. Later Append and Watch calls fail with
 // storage.ErrClosed. Close is idempotent.
 func (c *Cache) Close() {
 	c.mu.Lock()

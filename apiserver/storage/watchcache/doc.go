@@ -26,4 +26,11 @@
 //
 // Objects in events are shared by every watcher and by the store: receivers
 // must treat them as read-only and deep-copy before changing anything.
+//
+// A watch is read through ResultChan (a goroutine per watch moves events
+// from its buffer to the channel) or, by a consumer that fans out to many
+// clients like the API server's watch handler, through Batcher.NextBatch,
+// which takes the events ready in the buffer directly: one goroutine
+// hand-off per event and watcher instead of two, and a batch per wake-up
+// that the caller can write with one flush.
 package watchcache

@@ -3,16 +3,44 @@ package watchcache
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/clock"
 
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
-// watcher is one Watch: a goroutine moving events from its buffer (in) to
-// the unbuffered result channel the client reads.
+// Batcher is implemented by the watches a Cache returns. A consumer that
+// reads with NextBatch instead of ResultChan takes events straight from the
+// watch's buffer: no goroutine per watch and one goroutine hand-off per
+// event instead of two, which is what fanning an event out to many
+// watchers costs most besides writing it (the API server's watch handler
+// reads this way). A watch is read either way, never both: the first of
+// ResultChan and NextBatch to be called decides.
+type Batcher interface {
+	watch.Interface
+	// NextBatch appends to buf the next events of the watch, in order, at
+	// most limit of them (at least one), and returns buf. It blocks until
+	// there is at least one event or bookmark, or the watch ends: then ok
+	// is false, the events appended before the end are still returned, and
+	// every later call returns ok false too. Not safe for concurrent use;
+	// Stop may be called concurrently and ends it.
+	NextBatch(buf []watch.Event, limit int) (events []watch.Event, ok bool)
+}
+
+// Ways a watch is read.
+const (
+	modeUnset  int32 = iota // neither ResultChan nor NextBatch called yet
+	modeChan                // a goroutine moves events to the result channel
+	modeDirect              // the consumer calls NextBatch (or the watch ended unread)
+)
+
+// watcher is one Watch. Its buffer (in) is filled by Cache.Append; either
+// a goroutine moves events from it to the unbuffered result channel
+// (ResultChan) or the consumer takes them itself (NextBatch).
 type watcher struct {
 	cache    *Cache
 	ctx      context.Context
@@ -20,86 +48,158 @@ type watcher struct {
 	pred     storage.Predicate
 	newFunc  func() runtime.Object
 	bookmark bool
+	ticker   clock.Ticker // nil without bookmarks
+	tick     <-chan time.Time
 
 	in      chan *entry      // live events, bounded: overflow drops the watcher
-	result  chan watch.Event // what the client reads
+	result  chan watch.Event // what a ResultChan reader reads
 	stop    chan struct{}    // closed by Stop
 	dropped chan struct{}    // closed by the cache when the buffer overflowed
-	done    chan struct{}    // closed when the goroutine has exited
+	done    chan struct{}    // closed when the watch has ended
 
-	stopOnce sync.Once
+	mode      atomic.Int32
+	stopOnce  sync.Once
+	endOnce   sync.Once
+	stopAfter func() bool // unregisters the context's AfterFunc
 
-	// Owned by the goroutine.
-	lastRev uint64 // revision of the last event processed
-	sentRev uint64 // highest revision the client has been told about
+	// Owned by the reader (the goroutine or the NextBatch caller).
+	history []*entry // events from before the watch started, not yet read
+	lastRev uint64   // revision of the last event processed
+	sentRev uint64   // highest revision the client has been told about
+	ended   bool
 }
 
-var _ watch.Interface = (*watcher)(nil)
+var _ Batcher = (*watcher)(nil)
 
-// ResultChan returns the events; it is closed when the watch ends.
-func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
+// ResultChan returns the events; it is closed when the watch ends. The
+// first call starts the goroutine feeding it.
+func (w *watcher) ResultChan() <-chan watch.Event {
+	if w.mode.CompareAndSwap(modeUnset, modeChan) {
+		w.startGoroutine()
+	}
+	return w.result
+}
 
-// Stop ends the watch and waits for its goroutine to exit. Idempotent.
+// NextBatch implements Batcher.
+func (w *watcher) NextBatch(buf []watch.Event, limit int) ([]watch.Event, bool) {
+	if w.mode.Load() != modeDirect && !w.mode.CompareAndSwap(modeUnset, modeDirect) {
+		return buf, false // read through ResultChan
+	}
+	if w.ended {
+		return buf, false
+	}
+	buf, ok := w.pull(buf, max(limit, 1))
+	if !ok {
+		w.ended = true
+		w.finish()
+	}
+	return buf, ok
+}
+
+// Stop ends the watch and waits until it has ended. Idempotent.
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() { close(w.stop) })
+	if w.mode.CompareAndSwap(modeUnset, modeDirect) || w.mode.Load() == modeDirect {
+		w.finish()
+	}
 	<-w.done
 }
 
-func (w *watcher) run(history []*entry) {
+// startGoroutine starts the goroutine feeding the result channel, unless
+// the cache is closed already.
+func (w *watcher) startGoroutine() {
 	c := w.cache
-	defer func() {
-		c.remove(w)
+	c.mu.Lock()
+	closed := c.closed
+	if !closed {
+		c.wg.Add(1)
+	}
+	c.mu.Unlock()
+	if closed {
+		w.finish()
+		return
+	}
+	go w.run()
+}
+
+// finish releases the watch: it leaves the cache, its ticker stops, and
+// its result and done channels close. Idempotent.
+func (w *watcher) finish() {
+	w.endOnce.Do(func() {
+		w.cache.remove(w)
+		w.stopAfter()
+		if w.ticker != nil {
+			w.ticker.Stop()
+		}
 		close(w.result)
 		close(w.done)
-		c.wg.Done()
+	})
+}
+
+// run feeds the result channel one event at a time.
+func (w *watcher) run() {
+	defer func() {
+		w.finish()
+		w.cache.wg.Done()
 	}()
-	for _, e := range history {
-		if !w.deliver(e) {
-			return
-		}
-	}
-	var tick <-chan time.Time
-	if w.bookmark {
-		t := c.opts.clock.NewTicker(c.opts.bookmarkInterval)
-		defer t.Stop()
-		tick = t.C()
-	}
+	var buf []watch.Event
 	for {
-		select {
-		case e := <-w.in:
-			if !w.deliver(e) {
+		var ok bool
+		buf, ok = w.pull(buf[:0], 1)
+		for _, ev := range buf {
+			if !w.send(ev) {
 				return
 			}
-		case <-tick:
-			if !w.sendBookmark() {
-				return
-			}
-		case <-w.dropped:
-			w.logDropped()
-			return
-		case <-w.stop:
-			return
-		case <-w.ctx.Done():
-			return
-		case <-c.closedCh:
+		}
+		if !ok {
 			return
 		}
 	}
 }
 
-// deliver processes one event: converts it for the predicate and sends it.
-// It returns false when the watch has ended.
-func (w *watcher) deliver(e *entry) bool {
-	w.lastRev = e.Revision
-	ev, ok := convert(&e.Event, w.pred)
-	if !ok {
-		return true
+// pull appends up to limit events for the client to buf: history first,
+// then live events, waiting for the first one. ok is false when the watch
+// has ended.
+func (w *watcher) pull(buf []watch.Event, limit int) ([]watch.Event, bool) {
+	c := w.cache
+	start := len(buf)
+	for len(buf)-start < limit {
+		var e *entry
+		if len(w.history) > 0 {
+			e, w.history[0], w.history = w.history[0], nil, w.history[1:]
+		} else if len(buf) > start {
+			// Something to return: take what is waiting, without blocking.
+			select {
+			case e = <-w.in:
+			default:
+				return buf, true
+			}
+		} else {
+			select {
+			case e = <-w.in:
+			case <-w.tick:
+				if ev, ok := w.bookmarkEvent(); ok {
+					buf = append(buf, ev)
+				}
+				continue
+			case <-w.dropped:
+				w.logDropped()
+				return buf, false
+			case <-w.stop:
+				return buf, false
+			case <-w.ctx.Done():
+				return buf, false
+			case <-c.closedCh:
+				return buf, false
+			}
+		}
+		w.lastRev = e.Revision
+		if ev, ok := convert(&e.Event, w.pred); ok {
+			buf = append(buf, ev)
+			w.sentRev = e.Revision
+		}
 	}
-	if !w.send(ev) {
-		return false
-	}
-	w.sentRev = e.Revision
-	return true
+	return buf, true
 }
 
 // send blocks until the client takes ev or the watch ends.
@@ -119,23 +219,20 @@ func (w *watcher) send(ev watch.Event) bool {
 	}
 }
 
-// sendBookmark tells the client the revision it has caught up to, when that
-// is news to it.
-func (w *watcher) sendBookmark() bool {
+// bookmarkEvent returns a bookmark telling the client the revision it has
+// caught up to, when that is news to it.
+func (w *watcher) bookmarkEvent() (watch.Event, bool) {
 	rev := w.cache.progress(w, w.lastRev)
 	if rev <= w.sentRev {
-		return true
+		return watch.Event{}, false
 	}
 	obj := w.newFunc()
 	if err := storage.SetRevision(obj, rev); err != nil {
 		w.cache.opts.logger.Error("watch bookmark: cannot stamp the bookmark object", "prefix", w.prefix, "err", err)
-		return true
-	}
-	if !w.send(watch.Event{Type: watch.Bookmark, Object: obj}) {
-		return false
+		return watch.Event{}, false
 	}
 	w.sentRev = rev
-	return true
+	return watch.Event{Type: watch.Bookmark, Object: obj}, true
 }
 
 func (w *watcher) logDropped() {

@@ -7,12 +7,14 @@
 // workers, PLEG and status manager — while sandboxes and containers live in
 // memory, so a laptop holds a thousand nodes.
 //
-// Three stages are swapped on each node, each through the kubelet's or
+// Four stages are swapped on each node, each through the kubelet's or
 // nodestatus' configuration, never by patching the product:
 //   - the runtime: a fake.Runner with the node's PodCIDR (pods get
 //     distinct, plausible IPs);
 //   - the machine: a fixed capacity (Config.CPU, Config.Memory) instead of
 //     reading /proc;
+//   - images: every reference exists and pulls at once, its entrypoint
+//     the test program running until stopped (SimulatedImageConfig);
 //   - volumes: recorded, not materialized (no token requests, no files),
 //     which is all a runtime that mounts nothing can use.
 //
@@ -38,6 +40,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/app"
 	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/controller/controllers"
@@ -131,7 +134,13 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, retErr error) {
 	}()
 	c.api, err = app.New(ctx, app.Options{Store: app.StoreMemory, BindAddress: "127.0.0.1", Port: cfg.Port,
 		Secure:         app.SecureOptions{Insecure: true}, // a simulation authenticates nobody
-		KubeconfigPath: cfg.Kubeconfig, Logger: cfg.Logger})
+		KubeconfigPath: cfg.Kubeconfig, Logger: cfg.Logger,
+		// A thousand kubelets in one process keep more than kube-apiserver's
+		// 400 requests in flight; there is no network to protect here.
+		Configure: func(ac *apiserver.Config) error {
+			ac.MaxRequestsInFlight, ac.MaxMutatingRequestsInFlight = -1, -1
+			return nil
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("sim: API server: %w", err)
 	}
@@ -194,7 +203,7 @@ func (c *Cluster) newNode(i int) (*node, error) {
 	}
 	root := filepath.Join(c.dir, name)
 	k, err := kubelet.New(kubelet.Config{
-		NodeName: name, Client: c.client, Runtime: rt, Volumes: volumes{}, NodeStatus: st,
+		NodeName: name, Client: c.client, Runtime: rt, Images: newImages(), Volumes: volumes{}, NodeStatus: st,
 		RootDir: filepath.Join(root, "kubelet"), LogDir: filepath.Join(root, "logs"), MaxPods: c.cfg.MaxPods,
 		NodeIPs: []netip.Addr{netip.AddrFrom4([4]byte{172, 30, byte(i >> 8), byte(i)})}, Logger: c.cfg.Logger,
 	})
