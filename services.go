@@ -33,6 +33,11 @@ import (
 //     they would follow the default route off the machine; with it an
 //     unprogrammed ClusterIP answers at once (reset or port unreachable)
 //     and nothing of the service range ever leaves the host;
+//   - an unreachable route for the whole cluster pod range (ClusterCIDR),
+//     less specific than every node bridge's connected route: a pod
+//     address no node on this host owns fails at once instead of following
+//     the default route (a stand-alone `podkit kubelet` has no Cluster to
+//     install it);
 //   - the cluster DNS (package dns), node-local: the server listens on the
 //     pod bridge's gateway (a free port, IP_FREEBIND since the bridge only
 //     appears with the first pod) and publishes itself as an endpoint of
@@ -115,6 +120,7 @@ type nodeServices struct {
 	bridge  string     // "" with a custom network
 	gateway netip.Addr // the DNS server's address; invalid without DNS
 	route   *serviceRoute
+	guard   *serviceRoute // the cluster range's unreachable route
 	proxy   *proxy.Proxier
 	dns     *dns.Server
 	factory informers.SharedInformerFactory
@@ -162,6 +168,9 @@ func (n *Node) startServices(ctx context.Context, errc chan<- error) (stop func(
 		if err := s.route.remove(); err != nil {
 			n.log.Error("removing the service route", "err", err)
 		}
+		if err := s.guard.remove(); err != nil {
+			n.log.Error("removing the cluster range guard route", "err", err)
+		}
 	}
 }
 
@@ -191,6 +200,16 @@ func (n *Node) newServices(ctx context.Context, cfg ServicesConfig) (_ *nodeServ
 	defer func() {
 		if retErr != nil {
 			_ = route.remove()
+		}
+	}()
+	guard, err := addGuardRoute(n.cfg.NodeNetNS, cfg.ClusterCIDR, routePriority(n.cfg.Name))
+	if err != nil {
+		return nil, err
+	}
+	s.guard = guard
+	defer func() {
+		if retErr != nil {
+			_ = guard.remove()
 		}
 	}()
 	s.factory = informers.NewSharedInformerFactory(cfg.Client, 0)

@@ -27,6 +27,40 @@ type serviceRoute struct {
 // addServiceRoute routes cidr locally in the network namespace at nsPath
 // ("" the caller's): "local <cidr> dev lo table local metric <priority>".
 func addServiceRoute(nsPath string, cidr netip.Prefix, priority int) (*serviceRoute, error) {
+	return addNodeRoute(nsPath, "service route", func(lo netlink.Link) *netlink.Route {
+		return &netlink.Route{
+			LinkIndex: lo.Attrs().Index, Dst: ipNet(cidr),
+			Type: unix.RTN_LOCAL, Table: unix.RT_TABLE_LOCAL, Scope: netlink.SCOPE_HOST,
+			Priority: priority, Protocol: unix.RTPROT_STATIC,
+		}
+	})
+}
+
+// addGuardRoute makes cidr, the whole cluster's pod range, unreachable in
+// the network namespace at nsPath unless a more specific route covers it:
+// "unreachable <cidr> metric <priority>". Each node's bridge gives its own
+// PodCIDR a connected route (and nodes sharing a host see each other's),
+// so a pod address without a live node fails at once instead of following
+// the default route off the machine. Like the service route it carries the
+// node's own metric, so nodes sharing a host each own one and stopping one
+// leaves the others guarded.
+func addGuardRoute(nsPath string, cidr netip.Prefix, priority int) (*serviceRoute, error) {
+	return addNodeRoute(nsPath, "cluster range guard route", func(netlink.Link) *netlink.Route {
+		return &netlink.Route{
+			Dst: ipNet(cidr), Type: unix.RTN_UNREACHABLE, Table: unix.RT_TABLE_MAIN,
+			Priority: priority, Protocol: unix.RTPROT_STATIC,
+		}
+	})
+}
+
+func ipNet(p netip.Prefix) *net.IPNet {
+	p = p.Masked()
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// addNodeRoute adds (or replaces) the route build returns in the network
+// namespace at nsPath ("" the caller's).
+func addNodeRoute(nsPath, what string, build func(lo netlink.Link) *netlink.Route) (*serviceRoute, error) {
 	var h *netlink.Handle
 	var err error
 	if nsPath == "" {
@@ -35,23 +69,17 @@ func addServiceRoute(nsPath string, cidr netip.Prefix, priority int) (*serviceRo
 		h, err = netns.HandleAt(nsPath)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("service route: netlink: %w", err)
+		return nil, fmt.Errorf("%s: netlink: %w", what, err)
 	}
 	lo, err := h.LinkByName("lo")
 	if err != nil {
 		h.Close()
-		return nil, fmt.Errorf("service route: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	p := cidr.Masked()
-	r := &netlink.Route{
-		LinkIndex: lo.Attrs().Index,
-		Dst:       &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
-		Type:      unix.RTN_LOCAL, Table: unix.RT_TABLE_LOCAL, Scope: netlink.SCOPE_HOST,
-		Priority: priority, Protocol: unix.RTPROT_STATIC,
-	}
+	r := build(lo)
 	if err := h.RouteReplace(r); err != nil {
 		h.Close()
-		return nil, fmt.Errorf("service route: route %s locally: %w", p, err)
+		return nil, fmt.Errorf("%s: route %s: %w", what, r.Dst, err)
 	}
 	return &serviceRoute{h: h, r: r}, nil
 }
