@@ -56,15 +56,7 @@ func (s *Server) reviewHandler(res *Resource) (func(w http.ResponseWriter, r *ht
 		return nil, false
 	}
 	return func(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-		t, err := s.negotiate(r)
-		if err != nil {
-			return err
-		}
-		body, err := readBody(r)
-		if err != nil {
-			return err
-		}
-		obj, err := s.decodeBody(w, r, body, res.GroupVersionKind(), res.New())
+		t, obj, err := s.decodeRequest(w, r, res.GroupVersionKind(), res.New())
 		if err != nil {
 			return err
 		}

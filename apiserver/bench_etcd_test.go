@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podkit/podkit/apiserver/scheme"
@@ -142,65 +141,9 @@ func BenchmarkEtcdWatchLatency(b *testing.B) {
 		for _, rate := range []int{20, 100} {
 			b.Run(fmt.Sprintf("%s/%dwps", kind, rate), func(b *testing.B) {
 				st, serverCPU := benchStore(b, kind)
-				benchWatchOn(b, st, rate)
+				benchWatch(b, st, true, rate)
 				serverCPU(b.N)
 			})
 		}
 	}
-}
-
-func benchWatchOn(b *testing.B, st storage.Store, rate int) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pods := newBenchEnv(b, st).clientset(b, true).CoreV1().Pods(benchNamespace)
-	start, err := pods.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	want := b.N
-	synced := make(chan struct{}, watchers)
-	results := make(chan []time.Duration, watchers)
-	for range watchers {
-		w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: start.ResourceVersion})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer w.Stop()
-		go watchLoop(w, want, synced, results)
-	}
-	if _, err := pods.Create(ctx, benchPod("sync", 0), metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	receive(b, synced, watchers, "the sync pod")
-
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	var last *corev1.Pod
-	b.ResetTimer()
-	cpu := cpuMeter(b)
-	for i := range want {
-		<-tick.C
-		sent := strconv.FormatInt(time.Now().UnixNano(), 10)
-		if i%2 == 0 {
-			p := benchPod(fmt.Sprintf("ev-%06d", i), i)
-			p.Annotations = map[string]string{sentAnnotation: sent}
-			last, err = pods.Create(ctx, p, metav1.CreateOptions{})
-		} else {
-			last.Annotations[sentAnnotation] = sent
-			last, err = pods.Update(ctx, last, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	var lat latencies
-	for _, got := range receive(b, results, watchers, "every event") {
-		if len(got) != want {
-			b.Fatalf("a watcher received %d of %d events", len(got), want)
-		}
-		lat.add(got)
-	}
-	b.StopTimer()
-	cpu(want)
-	lat.report(b)
 }

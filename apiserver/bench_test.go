@@ -409,16 +409,20 @@ func BenchmarkWatchLatency(b *testing.B) {
 		protobuf bool
 	}{{"json", false}, {"protobuf", true}} {
 		for _, rate := range []int{20, 100} {
-			b.Run(fmt.Sprintf("%s/%dwps", enc.name, rate), func(b *testing.B) { benchWatch(b, enc.protobuf, rate) })
+			b.Run(fmt.Sprintf("%s/%dwps", enc.name, rate), func(b *testing.B) {
+				deliveries := benchWatch(b, openStore(b, "memory"), enc.protobuf, rate)
+				b.ReportMetric(float64(deliveries)/b.Elapsed().Seconds(), "deliveries/s")
+			})
 		}
 	}
 }
 
-func benchWatch(b *testing.B, protobuf bool, rate int) {
+// benchWatch runs BenchmarkWatchLatency's measurement on st and returns
+// the number of deliveries measured.
+func benchWatch(b *testing.B, st storage.Store, protobuf bool, rate int) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := newBenchEnv(b, openStore(b, "memory"))
-	pods := env.clientset(b, protobuf).CoreV1().Pods(benchNamespace)
+	pods := newBenchEnv(b, st).clientset(b, protobuf).CoreV1().Pods(benchNamespace)
 	start, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -440,26 +444,9 @@ func benchWatch(b *testing.B, protobuf bool, rate int) {
 	}
 	receive(b, synced, watchers, "the sync pod")
 
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
-	var last *corev1.Pod
 	b.ResetTimer()
 	cpu := cpuMeter(b)
-	for i := range want {
-		<-tick.C
-		sent := strconv.FormatInt(time.Now().UnixNano(), 10)
-		if i%2 == 0 {
-			p := benchPod(fmt.Sprintf("ev-%06d", i), i)
-			p.Annotations = map[string]string{sentAnnotation: sent}
-			last, err = pods.Create(ctx, p, metav1.CreateOptions{})
-		} else {
-			last.Annotations[sentAnnotation] = sent
-			last, err = pods.Update(ctx, last, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	writeTimed(b, ctx, pods, rate, want)
 	var lat latencies
 	for _, got := range receive(b, results, watchers, "every event") {
 		if len(got) != want {
@@ -470,7 +457,7 @@ func benchWatch(b *testing.B, protobuf bool, rate int) {
 	b.StopTimer()
 	cpu(want)
 	lat.report(b)
-	b.ReportMetric(float64(len(lat.d))/b.Elapsed().Seconds(), "deliveries/s")
+	return len(lat.d)
 }
 
 // watchLoop records the latency of each timed event and hands its samples

@@ -20,16 +20,16 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
 
 // watchChildEnv carries a watchChildConfig (JSON) to a re-executed test
@@ -183,14 +183,12 @@ func reportSpread(b *testing.B, samples [][]time.Duration) {
 
 // reportLoad reports the 1-minute load average at the end of a run.
 func reportLoad(b *testing.B) {
-	data, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.ReadLoadAvg()
 	if err != nil {
 		return
 	}
-	if f := strings.Fields(string(data)); len(f) > 0 {
-		if v, err := strconv.ParseFloat(f[0], 64); err == nil {
-			b.ReportMetric(v, "load1")
-		}
+	if v, err := strconv.ParseFloat(l.One, 64); err == nil {
+		b.ReportMetric(v, "load1")
 	}
 }
 

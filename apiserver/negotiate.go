@@ -186,6 +186,25 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, body []byte,
 	return s.decode(w, r, body, gvk, into, true)
 }
 
+// decodeRequest starts a create-only handler (reviews, token requests):
+// it negotiates the response's media type, then reads the body and
+// decodes it as decodeBody does.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object) (target, runtime.Object, error) {
+	t, err := s.negotiate(r)
+	if err != nil {
+		return target{}, nil, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return target{}, nil, err
+	}
+	obj, err := s.decodeBody(w, r, body, gvk, into)
+	if err != nil {
+		return target{}, nil, err
+	}
+	return t, obj, nil
+}
+
 // decode is decodeBody; describe wraps decoding errors the way
 // kube-apiserver words them for request bodies ("Pod in version "v1"
 // cannot be handled as a Pod: ..."), which patch results do not get.

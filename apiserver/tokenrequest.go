@@ -62,15 +62,7 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request, info request
 	if info.Verb != "create" {
 		return errMethodNotAllowed
 	}
-	t, err := s.negotiate(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeBody(w, r, body, gvAuthentication.WithKind("TokenRequest"), &authenticationv1.TokenRequest{})
+	t, obj, err := s.decodeRequest(w, r, gvAuthentication.WithKind("TokenRequest"), &authenticationv1.TokenRequest{})
 	if err != nil {
 		return err
 	}

@@ -15,15 +15,7 @@ import (
 // authentication.k8s.io/v1: tokenreviews and selfsubjectreviews. Neither
 // is stored.
 func (s *Server) createAuthenticationReview(w http.ResponseWriter, r *http.Request, res *Resource) error {
-	t, err := s.negotiate(r)
-	if err != nil {
-		return err
-	}
-	body, err := readBody(r)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeBody(w, r, body, res.GroupVersionKind(), res.New())
+	t, obj, err := s.decodeRequest(w, r, res.GroupVersionKind(), res.New())
 	if err != nil {
 		return err
 	}

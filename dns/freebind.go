@@ -2,9 +2,7 @@ package dns
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -16,10 +14,6 @@ import (
 // pod); packets are delivered as soon as the address is assigned. With
 // port 0 both sockets get the same free port.
 func ListenFreebind(ctx context.Context, addr string) (*Sockets, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("dns: listen address %q: %w", addr, err)
-	}
 	lc := net.ListenConfig{Control: func(network, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
@@ -34,19 +28,5 @@ func ListenFreebind(ctx context.Context, addr string) (*Sockets, error) {
 		}
 		return serr
 	}}
-	for attempt := 0; ; attempt++ {
-		pc, err := lc.ListenPacket(ctx, "udp", addr)
-		if err != nil {
-			return nil, fmt.Errorf("dns: listen udp %s (freebind): %w", addr, err)
-		}
-		udpPort := pc.LocalAddr().(*net.UDPAddr).Port
-		ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(udpPort)))
-		if err == nil {
-			return &Sockets{UDP: pc, TCP: ln}, nil
-		}
-		pc.Close()
-		if port != "0" || attempt+1 >= portAttempts {
-			return nil, fmt.Errorf("dns: listen tcp %s (freebind): %w", net.JoinHostPort(host, strconv.Itoa(udpPort)), err)
-		}
-	}
+	return listen(ctx, lc, addr, " (freebind)")
 }

@@ -39,15 +39,21 @@ const portAttempts = 16
 // Listen opens UDP and TCP sockets on addr ("ip:port"). With port 0 both
 // get the same free port.
 func Listen(ctx context.Context, addr string) (*Sockets, error) {
+	return listen(ctx, net.ListenConfig{}, addr, "")
+}
+
+// listen opens the UDP socket on addr with lc, then the TCP one on the
+// port it got, retrying (with port 0) when that TCP port is taken. how
+// qualifies errors (" (freebind)").
+func listen(ctx context.Context, lc net.ListenConfig, addr, how string) (*Sockets, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("dns: listen address %q: %w", addr, err)
 	}
-	var lc net.ListenConfig
 	for attempt := 0; ; attempt++ {
 		pc, err := lc.ListenPacket(ctx, "udp", addr)
 		if err != nil {
-			return nil, fmt.Errorf("dns: listen udp %s: %w", addr, err)
+			return nil, fmt.Errorf("dns: listen udp %s%s: %w", addr, how, err)
 		}
 		udpPort := pc.LocalAddr().(*net.UDPAddr).Port
 		ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(udpPort)))
@@ -56,7 +62,7 @@ func Listen(ctx context.Context, addr string) (*Sockets, error) {
 		}
 		pc.Close()
 		if port != "0" || attempt+1 >= portAttempts {
-			return nil, fmt.Errorf("dns: listen tcp %s: %w", net.JoinHostPort(host, strconv.Itoa(udpPort)), err)
+			return nil, fmt.Errorf("dns: listen tcp %s%s: %w", net.JoinHostPort(host, strconv.Itoa(udpPort)), how, err)
 		}
 	}
 }

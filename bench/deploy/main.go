@@ -30,8 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -42,6 +40,7 @@ import (
 	"github.com/podkit/podkit"
 	"github.com/podkit/podkit/apiserver/app"
 	"github.com/podkit/podkit/examples/simulated-cluster/sim"
+	"github.com/podkit/podkit/internal/procstat"
 	"github.com/podkit/podkit/sandbox/native"
 )
 
@@ -194,7 +193,7 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 		return r, err
 	}
 	defer rsw.Stop()
-	cpu0 := cpuTime()
+	cpu0 := procstat.SelfCPU()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "deploy", name, "--image="+image, "--replicas="+strconv.Itoa(replicas))
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -225,7 +224,7 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 			return r, fmt.Errorf("%d replicas not available within %s (status %s): %w", replicas, timeout, st, ctx.Err())
 		}
 	}
-	r.cpu = cpuTime() - cpu0
+	r.cpu = procstat.SelfCPU() - cpu0
 	r.loadAfter = loadAverage()
 	if err := cl.AppsV1().Deployments("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return r, err
@@ -243,22 +242,12 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 	}
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.ReadLoadAvg()
 	if err != nil {
 		return "unknown"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
+	return l.String()
 }
 
 func mustPrefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }

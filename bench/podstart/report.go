@@ -6,6 +6,8 @@ import (
 	"os"
 	"sort"
 	"time"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
 
 // mark is the state of the node's processes at the start of a phase.
@@ -33,7 +35,7 @@ func (n *node) snapshot() snapshot {
 // measure marks the start of a phase.
 func (n *node) measure() mark {
 	sp := n.supervisorPID()
-	return mark{at: time.Now(), self: cpuTime(os.Getpid()), kubelet: cpuTime(n.kubeletPID), superv: cpuTime(sp),
+	return mark{at: time.Now(), self: procstat.CPU(os.Getpid()), kubelet: procstat.CPU(n.kubeletPID), superv: procstat.CPU(sp),
 		containers: childrenCPU(sp), superPID: sp, metrics: n.snapshot(), loadBefore: loadAvg()}
 }
 
@@ -58,12 +60,12 @@ type phaseResult struct {
 // phase closes a phase begun at m.
 func (n *node) phase(name string, run int, m mark, pods []podTimes, wall time.Duration) phaseResult {
 	sp := n.supervisorPID()
-	super := cpuTime(sp)
+	super := procstat.CPU(sp)
 	if sp != m.superPID {
 		super += m.superv // a new supervisor: all of its time is this phase's
 	}
 	p := phaseResult{name: name, run: run, pods: pods, wall: wall,
-		cpuSelf: cpuTime(os.Getpid()) - m.self, cpuKubelet: cpuTime(n.kubeletPID) - m.kubelet, cpuSuper: super - m.superv,
+		cpuSelf: procstat.CPU(os.Getpid()) - m.self, cpuKubelet: procstat.CPU(n.kubeletPID) - m.kubelet, cpuSuper: super - m.superv,
 		cpuInits: max(childrenCPU(sp)-m.containers, 0),
 		load:     [2]string{m.loadBefore, loadAvg()}}
 	if s := n.snapshot(); s != nil {
@@ -135,7 +137,7 @@ func (r *report) write(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\nmemory after burst run %d (%d pods running): %s %s; supervisor %s; sum RSS %.1f MiB, sum PSS %.1f MiB, node RSS + supervisor private %.1f MiB\n",
 			p.run, r.n+1, who, p.kubeletMem, p.supervisorMem, mib(p.kubeletMem.RSS+p.supervisorMem.RSS),
-			mib(p.kubeletMem.PSS+p.supervisorMem.PSS), mib(p.kubeletMem.RSS+p.supervisorMem.Private))
+			mib(p.kubeletMem.PSS+p.supervisorMem.PSS), mib(p.kubeletMem.RSS+p.supervisorMem.Private()))
 	}
 }
 

@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
 
 // memPoint is the supervisor's memory with Pods running pods.
 type memPoint struct {
 	Pods    int
-	Sup     procMem
+	Sup     procstat.Memory
 	Threads int
 	// ClientHeap is this process's Go heap in use after a GC: the
 	// runtime's in-kubelet bookkeeping (plus the benchmark's own).
@@ -42,7 +44,7 @@ type memResults struct {
 	Points        []memPoint
 	Containers    containerCheck
 	// Pause is the pause process of a shareProcessNamespace pod.
-	Pause    procMem
+	Pause    procstat.Memory
 	PauseExe string
 	PausePID int
 }
@@ -122,7 +124,7 @@ func runMemory(ctx context.Context, n *node, cfg *config) (*memResults, error) {
 	if res.PausePID == 0 {
 		return res, errors.New("the shareProcessNamespace pod has no pause process")
 	}
-	if res.Pause, err = readProcMem(res.PausePID); err != nil {
+	if res.Pause, err = procstat.ReadMemory(res.PausePID); err != nil {
 		return res, err
 	}
 	res.PauseExe = procExe(res.PausePID)
@@ -132,7 +134,7 @@ func runMemory(ctx context.Context, n *node, cfg *config) (*memResults, error) {
 func measurePoint(pid, pods int) (memPoint, error) {
 	pt := memPoint{Pods: pods, Load: loadavg()}
 	var err error
-	if pt.Sup, err = readProcMem(pid); err != nil {
+	if pt.Sup, err = procstat.ReadMemory(pid); err != nil {
 		return pt, err
 	}
 	pt.Threads = procStatusInt(pid, "Threads")
@@ -173,7 +175,7 @@ func checkContainers(ctx context.Context, rt *runtimeHandle, supPID int, pods []
 		if len(probs) > 0 {
 			c.Problems = append(c.Problems, fmt.Sprintf("%s pid %d: %s", p.pod.Name, pid, strings.Join(probs, ", ")))
 		}
-		if m, err := readProcMem(pid); err == nil {
+		if m, err := procstat.ReadMemory(pid); err == nil {
 			rss = append(rss, m.RSS)
 		}
 	}
@@ -181,7 +183,7 @@ func checkContainers(ctx context.Context, rt *runtimeHandle, supPID int, pods []
 		slices.Sort(rss)
 		c.RSS = rss[len(rss)/2]
 	}
-	children, err := childrenOf(supPID)
+	children, err := procstat.Children(supPID)
 	if err != nil {
 		return c, err
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,46 +10,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
-
-// procMem is a process's memory from /proc/<pid>/smaps_rollup, in bytes.
-type procMem struct {
-	RSS, PSS, PrivateDirty, PrivateClean, SharedClean uint64
-}
-
-func readProcMem(pid int) (procMem, error) {
-	var m procMem
-	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return m, fmt.Errorf("memory of %d: %w", pid, err)
-	}
-	defer f.Close()
-	fields := map[string]*uint64{
-		"Rss:": &m.RSS, "Pss:": &m.PSS, "Private_Dirty:": &m.PrivateDirty,
-		"Private_Clean:": &m.PrivateClean, "Shared_Clean:": &m.SharedClean,
-	}
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		f := strings.Fields(s.Text())
-		if len(f) < 2 {
-			continue
-		}
-		if dst, ok := fields[f[0]]; ok {
-			kb, err := strconv.ParseUint(f[1], 10, 64)
-			if err != nil {
-				return m, fmt.Errorf("memory of %d: %q: %w", pid, s.Text(), err)
-			}
-			*dst = kb * 1024
-		}
-	}
-	if err := s.Err(); err != nil {
-		return m, fmt.Errorf("memory of %d: %w", pid, err)
-	}
-	if m.RSS == 0 {
-		return m, fmt.Errorf("memory of %d: no Rss in smaps_rollup", pid)
-	}
-	return m, nil
-}
 
 // procStatusInt reads an integer field of /proc/<pid>/status (-1 when
 // missing).
@@ -128,47 +89,13 @@ func isHybrid() bool {
 	return err == nil
 }
 
-// childrenOf lists the processes whose parent is ppid.
-func childrenOf(ppid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses: the fields
-		// after the last ')' are state, ppid, ...
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
-			out = append(out, pid)
-		}
-	}
-	return out, nil
-}
-
-// loadavg is the first three fields of /proc/loadavg.
+// loadavg is the three averages of /proc/loadavg.
 func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.ReadLoadAvg()
 	if err != nil {
 		return "?"
 	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
+	return l.String()
 }
 
 // machine describes the host for the report.

@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
 
 func main() {
@@ -74,12 +76,9 @@ func main() {
 // loadAverage returns the 1-minute load average, for the record of a run
 // on a shared machine ("?" where /proc/loadavg is unreadable).
 func loadAverage() string {
-	data, err := os.ReadFile("/proc/loadavg")
+	l, err := procstat.ReadLoadAvg()
 	if err != nil {
 		return "?"
 	}
-	if f := strings.Fields(string(data)); len(f) > 0 {
-		return f[0]
-	}
-	return "?"
+	return l.One
 }

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/storage/memory"
+	"github.com/podkit/podkit/internal/procstat"
 	"github.com/podkit/podkit/scheduler"
 	"github.com/podkit/podkit/scheduler/plugins"
 )
@@ -54,13 +54,6 @@ type result struct {
 	// start to the last bind, per pod. Other tenants of a shared machine
 	// barely move it, unlike pods/s.
 	CPUMicrosPerPod float64 `json:"cpuMicrosPerPod"`
-}
-
-// cpuTime returns the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // run measures one workload: setup (API server, nodes, pending pods) is not
@@ -145,14 +138,14 @@ func run(ctx context.Context, cfg config) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpuStart := cpuTime()
+	cpuStart := procstat.SelfCPU()
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- s.Run(schedCtx) }()
 	var cpuUsed time.Duration
 	select {
 	case <-done:
-		cpuUsed = cpuTime() - cpuStart
+		cpuUsed = procstat.SelfCPU() - cpuStart
 	case <-ctx.Done():
 		stopSched()
 		<-schedDone

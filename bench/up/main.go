@@ -33,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/podkit/podkit/internal/procstat"
 )
 
 // The targets of issue 8.
@@ -144,14 +146,15 @@ func once(bin, dir, prefix string, idle time.Duration, trace bool) (sample, erro
 	}
 	s.wall = time.Since(start)
 	for _, p := range clusterProcesses(cmd.Process.Pid, prefix) {
-		s.cpu += cpuTime(p.pid)
+		s.cpu += procstat.CPU(p.pid)
 	}
 	if trace {
 		s.trace = milestones(logf.Name(), start, s.wall)
 	}
 	time.Sleep(idle)
 	for _, p := range clusterProcesses(cmd.Process.Pid, prefix) {
-		s.mem = s.mem.add(readProcMem(p.pid))
+		m, _ := procstat.ReadMemory(p.pid)
+		s.mem = procMem{s.mem.Add(m)}
 		s.procs = append(s.procs, p.what)
 	}
 	return s, nil

@@ -48,29 +48,15 @@ named like the demo images (demo/web:1) come from the embedded registry.`,
 			if cfg.Kubeconfig == "" {
 				cfg.Kubeconfig = filepath.Join(cfg.DataDir, "kubeconfig")
 			}
-			cfg.DemoImages = demoImages()
-			init := initBinary()
-			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary, nc.SupervisorBinary = init, init }
 			objs, err := readManifests(dir)
 			if err != nil {
 				return err
 			}
-			c, err := podkit.NewCluster(cmd.Context(), cfg)
+			run, ctx, err := startCluster(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- c.Run(ctx) }()
-			fail := func(err error) error {
-				cancel()
-				<-done
-				return shutdown(c, err)
-			}
-			if err := waitNodesReady(ctx, c, len(c.Nodes())); err != nil {
-				return fail(err)
-			}
+			c, fail := run.Cluster, run.fail
 			kc, _ := filepath.Abs(cfg.Kubeconfig)
 			fmt.Fprintf(out, "podkit is up in %s: API server %s, %d node(s), registry %s\n",
 				time.Since(start).Round(time.Millisecond), c.URL(), len(c.Nodes()), c.Registry())
@@ -104,7 +90,7 @@ try:    export KUBECONFIG=%s
 Ctrl-C stops every pod and leaves a clean host.
 `, kc, tracePod)
 			idle(ctx)
-			return shutdown(c, <-done)
+			return run.wait()
 		},
 	}
 	f := cmd.Flags()

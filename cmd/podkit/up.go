@@ -45,22 +45,11 @@ leaves nothing on the host; the next podkit up on the same data dir resumes the 
 				return err
 			}
 			cfg.ServiceCIDR, cfg.DNSUpstreams = sc.ServiceCIDR, sc.DNSUpstreams
-			cfg.DemoImages = demoImages()
-			init := initBinary()
-			cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary, nc.SupervisorBinary = init, init }
-			c, err := podkit.NewCluster(cmd.Context(), cfg)
+			run, ctx, err := startCluster(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- c.Run(ctx) }()
-			if err := waitNodesReady(ctx, c, len(c.Nodes())); err != nil {
-				cancel()
-				<-done
-				return shutdown(c, err)
-			}
+			c := run.Cluster
 			kc, _ := filepath.Abs(cfg.Kubeconfig)
 			fmt.Fprintf(cmd.OutOrStdout(), `podkit is up in %s: API server %s, %d node(s), registry %s
   images: %v
@@ -73,8 +62,7 @@ Ctrl-C stops every pod and leaves a clean host; podkit up --data-dir %s resumes.
 				slog.Error("podkit: demo images", "err", err)
 			}
 			idle(ctx)
-			err = <-done
-			return shutdown(c, err)
+			return run.wait()
 		},
 	}
 	f := cmd.Flags()
@@ -103,6 +91,48 @@ func waitNodesReady(ctx context.Context, c *podkit.Cluster, n int) error {
 		}
 	}
 	return podkit.WaitNodesReady(ctx, c.Client(), n, 2*time.Minute)
+}
+
+// running is a cluster running in the background of podkit up or demo.
+type running struct {
+	*podkit.Cluster
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startCluster creates the cluster of cfg, with the demo images and
+// podkit-init as its nodes' init and supervisor, runs it in the background
+// and waits until its nodes are Ready. The context returned is the run's:
+// fail and wait end it.
+func startCluster(ctx context.Context, cfg podkit.ClusterConfig) (*running, context.Context, error) {
+	cfg.DemoImages = demoImages()
+	init := initBinary()
+	cfg.Node = func(i int, nc *podkit.NodeConfig) { nc.InitBinary, nc.SupervisorBinary = init, init }
+	c, err := podkit.NewCluster(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &running{Cluster: c, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- c.Run(ctx) }()
+	if err := waitNodesReady(ctx, c, len(c.Nodes())); err != nil {
+		return nil, nil, r.fail(err)
+	}
+	return r, ctx, nil
+}
+
+// fail stops the run and shuts the cluster down, returning err (or the
+// shutdown's error when err is nil).
+func (r *running) fail(err error) error {
+	r.cancel()
+	<-r.done
+	return shutdown(r.Cluster, err)
+}
+
+// wait waits for the run to end (Ctrl-C) and shuts the cluster down.
+func (r *running) wait() error {
+	defer r.cancel()
+	return shutdown(r.Cluster, <-r.done)
 }
 
 func shutdown(c *podkit.Cluster, err error) error {

@@ -16,6 +16,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/podkit/podkit/internal/procstat"
 	"github.com/podkit/podkit/sandbox/native"
 )
 
@@ -167,10 +168,12 @@ func (r *Runtime) Exec(ctx context.Context, b *native.Bundle, p *specs.Process, 
 // subreaper while it waits) parents; the runtime then exits with its
 // status. Before the process exists the runtime itself is killed.
 func (r *Runtime) cancelExec(rt *os.Process, pidFile string) error {
-	if pid := readPid(pidFile); pid > 0 && parentOf(pid) == rt.Pid {
+	if pid := readPid(pidFile); pid > 0 {
 		// While its parent has not reaped it, pid names this process.
-		if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-			return nil
+		if st, err := procstat.ReadStat(pid); err == nil && st.PPID == rt.Pid {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				return nil
+			}
 		}
 	}
 	return rt.Kill()
@@ -186,26 +189,6 @@ func readPid(path string) int {
 		return 0
 	}
 	return pid
-}
-
-// parentOf reads a process's parent from /proc; 0 when it is gone.
-func parentOf(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
 }
 
 // tail keeps the last max bytes written to it.

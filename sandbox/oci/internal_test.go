@@ -98,11 +98,6 @@ func TestTail(t *testing.T) {
 	assert.Equal(t, "cdefg", string(tl.Bytes()))
 }
 
-func TestParentOf(t *testing.T) {
-	assert.Equal(t, os.Getppid(), parentOf(os.Getpid()))
-	assert.Zero(t, parentOf(-1))
-}
-
 func TestFlavorOf(t *testing.T) {
 	for v, want := range map[string]Flavor{
 		"runc version 1.1.5+ds1": FlavorRunc,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,8 +55,7 @@ type Authorizer struct {
 	cfg    Config
 	graph  *graph
 	rules  []rbacv1.PolicyRule
-	synced chan struct{}
-	once   sync.Once
+	synced *storewatch.Synced
 }
 
 var (
@@ -76,23 +74,18 @@ func New(cfg Config) (*Authorizer, error) {
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = 30 * time.Second
 	}
-	return &Authorizer{cfg: cfg, graph: newGraph(), rules: rbac.NodePolicyRules(), synced: make(chan struct{})}, nil
+	return &Authorizer{cfg: cfg, graph: newGraph(), rules: rbac.NodePolicyRules(), synced: storewatch.NewSynced()}, nil
 }
 
 // Run watches pods until ctx is done.
 func (a *Authorizer) Run(ctx context.Context) {
 	storewatch.Run(ctx, a.cfg.Pods, storage.Prefix(schema.GroupResource{Resource: "pods"}), a.graph,
-		func() { a.once.Do(func() { close(a.synced) }) }, a.cfg.Logger, time.Second)
+		a.synced.Done, a.cfg.Logger, time.Second)
 }
 
 // WaitForSync waits for the first list of pods.
 func (a *Authorizer) WaitForSync(ctx context.Context) error {
-	select {
-	case <-a.synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return a.synced.Wait(ctx)
 }
 
 var noOpinion = auth.DecisionNoOpinion
@@ -152,14 +145,7 @@ func (a *Authorizer) byRules(attrs auth.Attributes) (auth.Decision, string, erro
 }
 
 func (a *Authorizer) waitSynced(ctx context.Context) error {
-	select {
-	case <-a.synced:
-		return nil
-	default:
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.SyncTimeout)
-	defer cancel()
-	if err := a.WaitForSync(ctx); err != nil {
+	if err := a.synced.WaitTimeout(ctx, a.cfg.SyncTimeout); err != nil {
 		return fmt.Errorf("nodeauthz: the pod graph has not synced: %w", err)
 	}
 	return nil

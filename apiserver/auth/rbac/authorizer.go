@@ -52,8 +52,7 @@ type Authorizer struct {
 	cfg    Config
 	log    *slog.Logger
 	ix     *index
-	synced chan struct{}
-	once   sync.Once
+	synced *storewatch.Synced
 }
 
 var (
@@ -76,7 +75,7 @@ func New(cfg Config) (*Authorizer, error) {
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = 30 * time.Second
 	}
-	return &Authorizer{cfg: cfg, log: cfg.Logger, ix: newIndex(), synced: make(chan struct{})}, nil
+	return &Authorizer{cfg: cfg, log: cfg.Logger, ix: newIndex(), synced: storewatch.NewSynced()}, nil
 }
 
 // Run reconciles the bootstrap policy, then watches the four RBAC
@@ -117,7 +116,7 @@ func (a *Authorizer) Run(ctx context.Context) {
 	}
 	go func() {
 		pending.Wait()
-		a.once.Do(func() { close(a.synced) })
+		a.synced.Done()
 	}()
 	wg.Add(1)
 	go func() {
@@ -129,23 +128,11 @@ func (a *Authorizer) Run(ctx context.Context) {
 
 // WaitForSync waits until the index holds the store's RBAC objects.
 func (a *Authorizer) WaitForSync(ctx context.Context) error {
-	select {
-	case <-a.synced:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return a.synced.Wait(ctx)
 }
 
 func (a *Authorizer) waitSynced(ctx context.Context) error {
-	select {
-	case <-a.synced:
-		return nil
-	default:
-	}
-	ctx, cancel := context.WithTimeout(ctx, a.cfg.SyncTimeout)
-	defer cancel()
-	if err := a.WaitForSync(ctx); err != nil {
+	if err := a.synced.WaitTimeout(ctx, a.cfg.SyncTimeout); err != nil {
 		return fmt.Errorf("rbac: the authorizer has not synced with the store: %w", err)
 	}
 	return nil

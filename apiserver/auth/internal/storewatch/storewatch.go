@@ -2,7 +2,8 @@
 // in step with the API server's own store: a full list, then a watch from
 // the listed revision, relisting when the watch ends or falls too far
 // behind. The RBAC and Node authorizers build their indexes on it, the way
-// kube-apiserver's authorizers sit on shared informers.
+// kube-apiserver's authorizers sit on shared informers; Synced is the gate
+// their decisions wait on until the first list has filled them.
 package storewatch
 
 import (

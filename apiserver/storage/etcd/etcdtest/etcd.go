@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/podkit/podkit/internal/procstat"
 	"github.com/podkit/podkit/internal/testutil"
 )
 
@@ -318,24 +318,9 @@ func (m *Member) CPUTime() (time.Duration, error) {
 	if cmd == nil {
 		return 0, fmt.Errorf("member %s is not running", m.Name)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	st, err := procstat.ReadStat(cmd.Process.Pid)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("member %s: %w", m.Name, err)
 	}
-	// Fields after the parenthesised command name; utime and stime are
-	// the 14th and 15th fields of the line, in clock ticks (USER_HZ 100).
-	s := string(b)
-	rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(rest) < 13 {
-		return 0, fmt.Errorf("parsing /proc/%d/stat", cmd.Process.Pid)
-	}
-	var ticks int64
-	for _, f := range rest[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parsing /proc/%d/stat: %w", cmd.Process.Pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * 10 * time.Millisecond, nil
+	return st.CPU, nil
 }
