@@ -52,7 +52,11 @@ func nftTables(t *testing.T, nsPath string) []string {
 func TestBridgeMasqueradesEgress(t *testing.T) {
 	env := cnitest.NewEnv(t)
 	const fwd = "/proc/sys/net/ipv4/ip_forward"
-	require.Equal(t, "0", readSysctl(t, env.NodeNS.Path(), fwd), "a fresh namespace starts without forwarding")
+	// A new namespace inherits its IPv4 settings from the host's initial
+	// one (net.core.devconf_inherit_init_net=0 means "inherit" for IPv4),
+	// where another node may have turned forwarding on: start from off.
+	require.NoError(t, netns.Do(env.NodeNS.Path(), func() error { return os.WriteFile(fwd, []byte("0"), 0o644) }))
+	require.Equal(t, "0", readSysctl(t, env.NodeNS.Path(), fwd), "the node namespace starts without forwarding")
 
 	ext := env.NewPodNS(t)
 	r := cnitest.RandomByte()

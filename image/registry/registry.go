@@ -239,9 +239,20 @@ func (p *persister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	rec := &statusRecorder{ResponseWriter: w}
+	// The upstream handler's answer is held until the manifest is on disk:
+	// a client that saw 201 must find the manifest after a restart, even
+	// when it reads the response before the handler has returned (an
+	// in-process transport streams it as it is written).
+	rec := httptest.NewRecorder()
 	p.next.ServeHTTP(rec, r)
-	if rec.status >= 300 {
+	defer func() {
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}()
+	if rec.Code >= 300 {
 		return
 	}
 	p.mu.Lock()
@@ -259,7 +270,11 @@ func (p *persister) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err != nil {
+		// Not acknowledged: the client retries rather than trusting a
+		// manifest that would be gone after a restart.
 		log.Printf("registry: persisting manifest %s: %v", r.URL.Path, err)
+		rec = httptest.NewRecorder()
+		http.Error(rec, "persisting manifest: "+err.Error(), http.StatusInternalServerError)
 	}
 }
 
@@ -303,23 +318,6 @@ func (p *persister) replay() error {
 		}
 	}
 	return nil
-}
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
 }
 
 // basicAuth requires HTTP basic credentials, answering 401 with a
