@@ -28,8 +28,13 @@ func (k *Kubelet) newInformers() {
 	// The registration's HasSynced turns true once the handler (not only
 	// the store) has seen every pod of the initial list.
 	k.podHandler, _ = k.podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { k.podAdded(obj) },
-		UpdateFunc: func(_, obj any) { k.podAdded(obj) },
+		AddFunc: func(obj any) { k.podAdded(obj) },
+		UpdateFunc: func(_, obj any) {
+			k.podAdded(obj)
+			if pod, ok := obj.(*corev1.Pod); ok && pod.Spec.NodeName == k.cfg.NodeName && !isMirrorPod(pod) {
+				k.status.reconcile(pod)
+			}
+		},
 		DeleteFunc: k.podDeleted,
 	})
 	k.nodeHandler, _ = k.nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
