@@ -21,9 +21,6 @@ import (
 
 // 1,000 pods on 10 nodes never overcommit any node's allocatable.
 func TestIntegrationNoOvercommit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates 1,000 pods")
-	}
 	c := newCluster(t)
 	for i := range 10 {
 		// 10 nodes × 3.5 cpu fit 70 pods of 500m; 1,000 pods compete.

@@ -32,32 +32,21 @@ type Txn struct {
 // Commit makes the write's changes final: what the old version held and
 // the new one does not is released.
 func (t *Txn) Commit() {
-	if t == nil || t.done {
-		return
-	}
-	t.done = true
-	if t.dry {
-		return
-	}
-	if t.a.claims != nil {
-		t.a.unclaim(t.owner, t.releaseIPs, t.releasePorts)
-		return
-	}
-	t.a.mu.Lock()
-	defer t.a.mu.Unlock()
-	for _, ip := range t.releaseIPs {
-		t.a.ips.Release(ip)
-		t.a.touchIP(ip)
-	}
-	for _, p := range t.releasePorts {
-		t.a.ports.Release(p)
-		t.a.touchPort(p)
+	if t != nil {
+		t.finish(t.releaseIPs, t.releasePorts)
 	}
 }
 
 // Revert gives back what the Txn reserved.
 func (t *Txn) Revert() {
-	if t == nil || t.done {
+	if t != nil {
+		t.finish(t.ips, t.ports)
+	}
+}
+
+// finish ends the Txn once, releasing ips and ports (nothing on a dry run).
+func (t *Txn) finish(ips []netip.Addr, ports []int) {
+	if t.done {
 		return
 	}
 	t.done = true
@@ -65,16 +54,16 @@ func (t *Txn) Revert() {
 		return
 	}
 	if t.a.claims != nil {
-		t.a.unclaim(t.owner, t.ips, t.ports)
+		t.a.unclaim(t.owner, ips, ports)
 		return
 	}
 	t.a.mu.Lock()
 	defer t.a.mu.Unlock()
-	for _, ip := range t.ips {
+	for _, ip := range ips {
 		t.a.ips.Release(ip)
 		t.a.touchIP(ip)
 	}
-	for _, p := range t.ports {
+	for _, p := range ports {
 		t.a.ports.Release(p)
 		t.a.touchPort(p)
 	}

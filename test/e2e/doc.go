@@ -10,6 +10,6 @@
 // 201 Created, watch events), plus the API server's durability across
 // crashes and restarts.
 //
-// The tests skip under -short. Set PODKIT_E2E_BINARY to test a prebuilt
-// podkit binary instead of building one.
+// Set PODKIT_E2E_BINARY to test a prebuilt podkit binary instead of
+// building one.
 package e2e

@@ -31,28 +31,6 @@ const (
 	haRetry = 500 * time.Millisecond
 )
 
-// startHAAPIServer starts one of several `podkit apiserver` processes on
-// one etcd; they share dataDir, hence the cluster PKI (the first creates
-// it).
-func startHAAPIServer(t *testing.T, dataDir, store, name string) *apiServer {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end tests skip under -short")
-	}
-	require.NotEmpty(t, podkitBinary, "podkit binary not built (TestMain)")
-	dir := t.TempDir()
-	s := &apiServer{t: t, DataDir: dataDir, Store: store,
-		Kubeconfig: filepath.Join(dir, "kubeconfig"), logPath: filepath.Join(dir, name+".log")}
-	t.Cleanup(func() {
-		s.kill()
-		if t.Failed() {
-			s.dumpLog()
-		}
-	})
-	s.launch(0)
-	return s
-}
-
 // component is a control-plane process other than the API server.
 type component struct {
 	name   string
@@ -153,8 +131,8 @@ func TestHAControlPlaneOnEtcd(t *testing.T) {
 	etcd := etcdtest.Start(t)
 	store := "etcd://" + etcd.Members[0].ClientURL[len("http://"):]
 	shared := filepath.Join(t.TempDir(), "data")
-	a := startHAAPIServer(t, shared, store, "apiserver-a")
-	b := startHAAPIServer(t, shared, store, "apiserver-b")
+	a := startAPIServer(t, withDataDir(shared), withStore(store))
+	b := startAPIServer(t, withDataDir(shared), withStore(store))
 	ctx := testContext(t, 5*time.Minute)
 	ca, cb := a.Client(), b.Client()
 

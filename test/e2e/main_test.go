@@ -30,9 +30,6 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	if testing.Short() {
-		return m.Run()
-	}
 	if bin := os.Getenv(binaryEnv); bin != "" {
 		podkitBinary = bin
 		return m.Run()

@@ -49,15 +49,19 @@ type apiServer struct {
 type serverOption func(*apiServer)
 
 // withMemoryStore runs the server on --store memory.
-func withMemoryStore() serverOption { return func(s *apiServer) { s.Store = "memory" } }
+func withMemoryStore() serverOption { return withStore("memory") }
+
+// withStore runs the server on --store store (e.g. etcd://…).
+func withStore(store string) serverOption { return func(s *apiServer) { s.Store = store } }
+
+// withDataDir gives the server dataDir; several servers sharing one share
+// the cluster PKI (the first creates it).
+func withDataDir(dataDir string) serverOption { return func(s *apiServer) { s.DataDir = dataDir } }
 
 // startAPIServer starts a podkit apiserver on port 0 with a fresh data
 // directory; the process is killed when the test ends.
 func startAPIServer(t *testing.T, opts ...serverOption) *apiServer {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("end-to-end tests skip under -short")
-	}
 	require.NotEmpty(t, podkitBinary, "podkit binary not built (TestMain)")
 	dir := t.TempDir()
 	s := &apiServer{
