@@ -106,6 +106,17 @@ func TestHelperHost(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, r.StartContainer(ctx, id))
+	// Announce only once the container has installed its SIGTERM handler:
+	// testbox runs as pid 1 of its PID namespace, and a Go pid 1 that gets
+	// SIGTERM before signal.Notify exits 2 (the kernel ignores a
+	// default-action signal to a namespace's init, so the runtime's
+	// re-raise cannot kill it).
+	st, err := r.ContainerStatus(ctx, id)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(st.LogPath)
+		return strings.Contains(string(b), "waiting for SIGTERM")
+	}, 10*time.Second, 5*time.Millisecond, "the container prints its line")
 	os.Stdout.WriteString("sandbox=" + sb.ID + "\ncontainer=" + id + "\n")
 	syscall.Pause() // until SIGKILL
 }
