@@ -29,10 +29,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/podkit/podkit/examples/simulated-cluster/sim"
 )
@@ -109,7 +112,19 @@ func simulate(ctx context.Context, o options) (r result, retErr error) {
 	}
 	r.NodesReady = time.Since(start)
 
-	w, err := cl.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=sim"})
+	// A RetryWatcher, not a bare Watch: the API server closes a watch whose
+	// reader falls too far behind (as Kubernetes' watch cache does), and a
+	// client resumes from the last revision it saw.
+	list, err := cl.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=sim", Limit: 1})
+	if err != nil {
+		return r, err
+	}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = "app=sim"
+			return cl.CoreV1().Pods("default").Watch(ctx, opts)
+		},
+	})
 	if err != nil {
 		return r, err
 	}
@@ -130,6 +145,9 @@ func simulate(ctx context.Context, o options) (r result, retErr error) {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return r, fmt.Errorf("pod watch ended with %d of %d Running", len(running), o.Pods)
+			}
+			if ev.Type == watch.Error {
+				return r, fmt.Errorf("pod watch: %w", apierrors.FromObject(ev.Object))
 			}
 			p, isPod := ev.Object.(*corev1.Pod)
 			if !isPod || ev.Type == watch.Deleted {
