@@ -44,7 +44,8 @@ type NodeConfig struct {
 	// /var/lib/podkit/nodes/<name>).
 	DataDir string
 	// RunDir is the runtime's root: pinned namespaces, container bundles,
-	// the supervisor's socket (default /run/podkit/<name>).
+	// the supervisor's socket (default /run/podkit/<name>). Shutdown
+	// removes it once no sandbox is left in it.
 	RunDir string
 	// LogDir receives container logs (default /var/log/pods).
 	LogDir string
@@ -332,9 +333,11 @@ func (n *Node) wire(ctx context.Context, cidr netip.Prefix) error {
 // Shutdown stops and removes every pod sandbox of the node, unmounts the
 // pods' volumes (kubelet.UnmountVolumes: what lived in memory is gone, what
 // is on disk stays) and removes what the node made on the host (bridge,
-// cgroup tree), after Run has returned. The
+// cgroup tree, and the run dir once its supervisor has exited, when no
+// sandbox is left in it), after Run has returned. The
 // pods' API objects stay; a later node on the same data dir starts them
-// again.
+// again. A node whose Run returned without Shutdown keeps its run dir:
+// its containers still run, and the next node adopts them from it.
 func (n *Node) Shutdown(ctx context.Context) error {
 	var errs []error
 	if n.runtime != nil {
@@ -345,6 +348,13 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		}
 		if c, ok := n.runtime.(interface{ Close() error }); ok {
 			errs = append(errs, c.Close())
+		}
+		if r, ok := n.runtime.(*native.Runtime); ok {
+			if err := r.RemoveRoot(ctx); errors.Is(err, native.ErrRootInUse) {
+				n.log.Warn("keeping the node's run dir", "dir", n.cfg.RunDir, "reason", err)
+			} else {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if n.kubelet != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
@@ -104,6 +105,20 @@ func (s *Server) runAuthorizer(ctx context.Context) (wait func()) {
 		run.Run(ctx)
 	}()
 	return func() { <-done }
+}
+
+// runAdmission starts Config.AdmissionWatches (the webhook configuration
+// cache); the returned function waits for them to stop after ctx ends.
+func (s *Server) runAdmission(ctx context.Context) (wait func()) {
+	var wg sync.WaitGroup
+	for _, run := range s.cfg.AdmissionWatches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run(ctx)
+		}()
+	}
+	return wg.Wait
 }
 
 // withAdmissionWarnings lets admission plugins (PodSecurity's warn mode,

@@ -38,9 +38,11 @@ const KubernetesServiceName = "kubernetes"
 const kubernetesServicePort = 443
 
 // RunControllers runs the API server's own controllers until ctx is done:
-// the `kubernetes` service reconciler and the periodic repair of Service
-// allocations. Serve runs it; call it yourself when serving Handler()
-// another way. A second concurrent call returns at once.
+// the `kubernetes` service reconciler, the periodic repair of Service
+// allocations, and the watches of the authorizer (when it is an
+// authz.Runner) and of admission (Config.AdmissionWatches). Serve runs
+// it; call it yourself when serving Handler() another way. A second
+// concurrent call returns at once.
 func (s *Server) RunControllers(ctx context.Context) {
 	if !s.controllers.CompareAndSwap(false, true) {
 		return
@@ -54,6 +56,8 @@ func (s *Server) RunControllers(ctx context.Context) {
 	defer func() { <-done }()
 	waitAuthorizer := s.runAuthorizer(ctx)
 	defer waitAuthorizer()
+	waitAdmission := s.runAdmission(ctx)
+	defer waitAdmission()
 	tick := time.NewTicker(s.cfg.KubernetesServiceInterval)
 	defer tick.Stop()
 	defer func() {

@@ -43,6 +43,12 @@ type Config struct {
 	// (Validate) around the object's own validation; nil admits everything
 	// unchanged (validation still runs). An *admission.Chain fits.
 	Admission Admission
+	// AdmissionWatches keep what admission plugins cache from the store
+	// (the webhook plugins' configurations: admission.Webhooks.Run) for
+	// as long as the server runs: RunControllers runs each until its
+	// context ends. They are kept apart from Admission so wrapping the
+	// chain (the birth trace, a sidecar injector) cannot hide them.
+	AdmissionWatches []func(ctx context.Context)
 	// Resources served; nil means DefaultResources().
 	Resources []*Resource
 	// Validator validates objects; nil means validation.Default().

@@ -7,24 +7,21 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
-	"sort"
 	"sync"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/podkit/podkit/apiserver/storage"
 )
 
 // Dynamic admission: MutatingAdmissionWebhook and ValidatingAdmissionWebhook,
 // the last mutating and validating steps of step 3 of the birth sequence.
 // The webhook configurations are ordinary stored objects
-// (admissionregistration.k8s.io/v1), read from the store on each request
-// in name order, so a configuration applies from the next request after it
-// is written. Each matching webhook receives an AdmissionReview v1 over
+// (admissionregistration.k8s.io/v1), kept in memory from a watch of the
+// store (webhook_cache.go) and run in name order; a configuration applies
+// to the requests that arrive once the watch has delivered it. Each matching webhook receives an AdmissionReview v1 over
 // HTTPS (a URL, or a Service resolved to its cluster IP with the TLS name
 // <service>.<namespace>.svc, verified with the configuration's caBundle);
 // a mutating webhook's JSONPatch is applied to the object; a denial
@@ -40,9 +37,9 @@ type ServiceResolver func(ctx context.Context, namespace, name string, port int3
 
 // WebhookConfig configures the webhook admission plugins.
 type WebhookConfig struct {
-	// Store reads webhook configurations, namespaces (for
-	// namespaceSelector) and services. Required.
-	Store ObjectReader
+	// Store lists and watches webhook configurations and reads
+	// namespaces (for namespaceSelector) and services. Required.
+	Store WebhookStore
 	// ResolveService defaults to the Service's cluster IP in Store.
 	ResolveService ServiceResolver
 	// Transport wraps the TLS transport of every call (tests); nil uses
@@ -52,19 +49,29 @@ type WebhookConfig struct {
 	// kube-apiserver's decoding of the patched object does (the chain's
 	// Defaulter fits); nil leaves patched objects as they are.
 	Defaulter Admitter
-	Logger    *slog.Logger
+	// SyncTimeout bounds how long a write waits for Run's first read of
+	// the configurations before it is rejected; default 10 seconds (what
+	// kube-apiserver waits for its webhook informers).
+	SyncTimeout time.Duration
+	// RetryInterval is the pause after a failed list or watch of the
+	// configurations; default one second.
+	RetryInterval time.Duration
+	Logger        *slog.Logger
 }
 
 // Webhooks holds what the two webhook plugins share: the configuration,
-// and HTTP clients per CA bundle.
+// the cached webhook configurations (kept current by Run) and HTTP
+// clients per CA bundle.
 type Webhooks struct {
-	cfg     WebhookConfig
-	mu      sync.Mutex
-	clients map[string]*http.Client
+	cfg        WebhookConfig
+	mutating   *configCache
+	validating *configCache
+	mu         sync.Mutex
+	clients    map[string]*http.Client
 }
 
 // NewWebhooks builds the webhook dispatcher; Mutating and Validating
-// return its two plugins.
+// return its two plugins. Run must be running for them to admit writes.
 func NewWebhooks(cfg WebhookConfig) (*Webhooks, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("admission: webhooks need a store")
@@ -72,7 +79,15 @@ func NewWebhooks(cfg WebhookConfig) (*Webhooks, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	d := &Webhooks{cfg: cfg, clients: map[string]*http.Client{}}
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = 10 * time.Second
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = time.Second
+	}
+	d := &Webhooks{cfg: cfg, clients: map[string]*http.Client{},
+		mutating:   newConfigCache(mutatingConfigsGR, flattenMutating),
+		validating: newConfigCache(validatingConfigsGR, flattenValidating)}
 	if d.cfg.ResolveService == nil {
 		d.cfg.ResolveService = d.serviceClusterIP
 	}
@@ -112,41 +127,18 @@ func exempt(a *Attributes) bool {
 	return gr == mutatingConfigsGR || gr == validatingConfigsGR
 }
 
-func (d *Webhooks) mutatingWebhooks(ctx context.Context) ([]webhookSpec, error) {
-	objs, err := listAll(ctx, d.cfg.Store, storage.Prefix(mutatingConfigsGR))
+// webhooks returns the cached webhooks of c in order; a write that
+// arrives before the cache could be filled is rejected (403, as
+// kube-apiserver does), never admitted without its webhooks. The error
+// unwraps to ErrWebhooksNotReady.
+func (d *Webhooks) webhooks(ctx context.Context, plugin string, c *configCache, a *Attributes) ([]webhookSpec, error) {
+	hooks, err := c.get(ctx, d.cfg.SyncTimeout)
 	if err != nil {
-		return nil, err
+		d.cfg.Logger.Warn("webhook configurations not synced, rejecting the request", "resource", a.Resource.String(), "name", objectName(a), "err", err)
+		return nil, &PluginError{Plugin: plugin, Err: err,
+			status: apierrors.NewForbidden(a.Resource.GroupResource(), objectName(a), err)}
 	}
-	var out []webhookSpec
-	for _, c := range sortedByName(objs) {
-		cfg := c.(*admissionregistrationv1.MutatingWebhookConfiguration)
-		for i := range cfg.Webhooks {
-			out = append(out, fromMutating(cfg.Name, &cfg.Webhooks[i]))
-		}
-	}
-	return out, nil
-}
-
-func (d *Webhooks) validatingWebhooks(ctx context.Context) ([]webhookSpec, error) {
-	objs, err := listAll(ctx, d.cfg.Store, storage.Prefix(validatingConfigsGR))
-	if err != nil {
-		return nil, err
-	}
-	var out []webhookSpec
-	for _, c := range sortedByName(objs) {
-		cfg := c.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-		for i := range cfg.Webhooks {
-			out = append(out, fromValidating(cfg.Name, &cfg.Webhooks[i]))
-		}
-	}
-	return out, nil
-}
-
-func sortedByName(objs []runtime.Object) []runtime.Object {
-	sort.SliceStable(objs, func(i, j int) bool {
-		return objs[i].(interface{ GetName() string }).GetName() < objs[j].(interface{ GetName() string }).GetName()
-	})
-	return objs
+	return hooks, nil
 }
 
 // Admit calls every matching mutating webhook in order, applying their
@@ -156,7 +148,7 @@ func (m *MutatingWebhook) Admit(ctx context.Context, a *Attributes) error {
 	if exempt(a) {
 		return nil
 	}
-	hooks, err := m.d.mutatingWebhooks(ctx)
+	hooks, err := m.d.webhooks(ctx, m.Name(), m.d.mutating, a)
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
@@ -228,25 +220,28 @@ func (v *ValidatingWebhook) Validate(ctx context.Context, a *Attributes) error {
 	if exempt(a) {
 		return nil
 	}
-	hooks, err := v.d.validatingWebhooks(ctx)
+	hooks, err := v.d.webhooks(ctx, v.Name(), v.d.validating, a)
 	if err != nil || len(hooks) == 0 {
 		return err
 	}
+	// Matching is cheap and most webhooks do not match a given request,
+	// so it runs in line; only the calls of the matching ones run in
+	// parallel, as kube-apiserver's validating dispatcher does.
 	errs := make([]error, len(hooks))
 	var wg sync.WaitGroup
 	for i := range hooks {
+		w := &hooks[i]
+		ok, err := v.d.matches(ctx, w, a)
+		if err != nil {
+			errs[i] = v.d.failure(w, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &hooks[i]
-			ok, err := v.d.matches(ctx, w, a)
-			if err != nil {
-				errs[i] = v.d.failure(w, err)
-				return
-			}
-			if !ok {
-				return
-			}
 			resp, err := v.d.call(ctx, w, a)
 			if err != nil {
 				errs[i] = v.d.failure(w, err)

@@ -81,8 +81,7 @@ func TestMutatingWebhookReinvocation(t *testing.T) {
 		storage.Key(mutatingConfigsGR, "", "1-a"): cfg("1-a", urlA, caA),
 		storage.Key(mutatingConfigsGR, "", "2-b"): cfg("2-b", urlB, caB),
 	})
-	d, err := NewWebhooks(WebhookConfig{Store: st})
-	require.NoError(t, err)
+	d := runWebhooks(t, WebhookConfig{Store: st})
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
 	a := &Attributes{Operation: Create, Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Resource: corev1.SchemeGroupVersion.WithResource("pods"),
 		Namespace: "ns", Name: "p", Object: pod}
@@ -104,13 +103,12 @@ func TestValidatingWebhookDenies(t *testing.T) {
 				ClientConfig:   admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca},
 				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "skip", Operator: metav1.LabelSelectorOpDoesNotExist}}}}}},
 	})
-	d, err := NewWebhooks(WebhookConfig{Store: st})
-	require.NoError(t, err)
+	d := runWebhooks(t, WebhookConfig{Store: st})
 	attrs := func(labels map[string]string) *Attributes {
 		return &Attributes{Operation: Create, Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Resource: corev1.SchemeGroupVersion.WithResource("pods"),
 			Namespace: "ns", Name: "p", Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: labels}}}
 	}
-	err = d.Validating().Validate(context.Background(), attrs(nil))
+	err := d.Validating().Validate(context.Background(), attrs(nil))
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.Equal(t, `admission webhook "team.example.com" denied the request: pods need a team label`, err.Error())

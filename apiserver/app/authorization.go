@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -165,14 +166,27 @@ func AdmissionPlugins(o AuthorizationOptions) ([]string, error) {
 // the built-in ones, NodeRestriction, PodSecurity and the dynamic
 // webhooks, with quota usage kept in sync after deletions when
 // ResourceQuota is on. mountTokens is the ServiceAccount plugin's
-// projected-token setting (on when the server issues tokens).
+// projected-token setting (on when the server issues tokens). With a
+// webhook plugin enabled the chain is an authz.Runner whose Run keeps the
+// webhook configurations cached: run it with the server
+// (apiserver.Config.AdmissionWatches), or writes are rejected.
 func NewAdmission(st storage.Store, o AuthorizationOptions, mountTokens bool, log *slog.Logger) (apiserver.Admission, error) {
+	adm, webhooks, err := newAdmission(st, o, mountTokens, log)
+	if err != nil || webhooks == nil {
+		return adm, err
+	}
+	return &webhookCaching{Admission: adm, webhooks: webhooks}, nil
+}
+
+// newAdmission is NewAdmission, returning the webhook plugins apart (nil
+// when neither is enabled) for the caller to run their cache.
+func newAdmission(st storage.Store, o AuthorizationOptions, mountTokens bool, log *slog.Logger) (apiserver.Admission, *admission.Webhooks, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	names, err := AdmissionPlugins(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	on := map[string]bool{}
 	for _, n := range names {
@@ -180,14 +194,14 @@ func NewAdmission(st storage.Store, o AuthorizationOptions, mountTokens bool, lo
 	}
 	b, err := admission.NewBuiltins(admission.BuiltinsConfig{Store: st, Logger: log, MountServiceAccountToken: mountTokens})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	muts := []admission.Admitter{b.Defaulter}
 	var vals []admission.Validator
 	webhooks, err := admission.NewWebhooks(admission.WebhookConfig{Store: st, Logger: log, Defaulter: b.Defaulter,
 		ResolveService: o.AdmissionWebhookResolveService})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range names {
 		switch n {
@@ -200,14 +214,14 @@ func NewAdmission(st storage.Store, o AuthorizationOptions, mountTokens bool, lo
 		case "NodeRestriction":
 			nr, err := admission.NewNodeRestriction(admission.NodeRestrictionConfig{Pods: st})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			vals = append(vals, nr)
 		case "PodSecurity":
 			ps, err := admission.NewPodSecurity(admission.PodSecurityConfig{Store: st, Logger: log,
 				Defaults: o.PodSecurityDefaults, Exemptions: o.PodSecurityExemptions})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			vals = append(vals, ps)
 		case "Priority":
@@ -224,12 +238,36 @@ func NewAdmission(st storage.Store, o AuthorizationOptions, mountTokens bool, lo
 	}
 	chain, err := admission.NewChain(muts, vals, admission.WithLogger(log))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !on["ResourceQuota"] {
-		return chain, nil
+	var adm apiserver.Admission = chain
+	if on["ResourceQuota"] {
+		adm = &quotaSyncing{Chain: chain, quota: b.ResourceQuota, log: log}
 	}
-	return &quotaSyncing{Chain: chain, quota: b.ResourceQuota, log: log}, nil
+	if !on["MutatingAdmissionWebhook"] && !on["ValidatingAdmissionWebhook"] {
+		webhooks = nil
+	}
+	return adm, webhooks, nil
+}
+
+// webhookCaching is NewAdmission's chain when it has the webhook plugins:
+// its Run keeps their configurations cached from the store, and they
+// reject writes until it has read them.
+type webhookCaching struct {
+	apiserver.Admission
+	webhooks *admission.Webhooks
+}
+
+var _ authz.Runner = (*webhookCaching)(nil)
+
+// Run keeps the webhook configurations cached until ctx is done.
+func (w *webhookCaching) Run(ctx context.Context) { w.webhooks.Run(ctx) }
+
+// Finish passes the outcome of an admitted write on to the chain.
+func (w *webhookCaching) Finish(ctx context.Context, a *admission.Attributes, err error) {
+	if f, ok := w.Admission.(admission.Finisher); ok {
+		f.Finish(ctx, a, err)
+	}
 }
 
 // configureAuthorization sets the server's authorizer and admission chain
@@ -243,10 +281,15 @@ func configureAuthorization(cfg *apiserver.Config, st storage.Store, opts Option
 	if err != nil {
 		return err
 	}
-	adm, err := NewAdmission(st, o, !opts.Secure.Insecure, opts.Logger)
+	adm, webhooks, err := newAdmission(st, o, !opts.Secure.Insecure, opts.Logger)
 	if err != nil {
 		return err
 	}
 	cfg.Authorizer, cfg.Admission = a, adm
+	if webhooks != nil {
+		// The server runs the webhook configuration cache with its own
+		// controllers, whatever later wraps cfg.Admission.
+		cfg.AdmissionWatches = append(cfg.AdmissionWatches, webhooks.Run)
+	}
 	return nil
 }

@@ -92,6 +92,7 @@ type Controller struct {
 
 	expectations *controller.UIDTrackingExpectations
 	finalizers   *finalizerExpectations
+	writes       *statusWrites
 	backoff      *backoffStore
 
 	queue       workqueue.TypedRateLimitingInterface[string]
@@ -136,6 +137,7 @@ func New(c *controller.Context, opts ...Option) (*Controller, error) {
 		opts:         o,
 		expectations: controller.NewUIDTrackingExpectations(clk),
 		finalizers:   newFinalizerExpectations(),
+		writes:       newStatusWrites(),
 		backoff:      newBackoffStore(),
 		queue:        controller.NewQueue[string]("job"),
 		orphanQueue:  controller.NewQueue[string]("job_orphan_pod"),

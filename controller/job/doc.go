@@ -14,7 +14,13 @@
 //     status.uncountedTerminatedPods, then its finalizer is removed, then
 //     it moves into status.succeeded or status.failed — each step written
 //     before the next, so a crash at any point neither loses nor double
-//     counts a pod;
+//     counts a pod. Neither cache may lag behind the controller's own
+//     writes: pods whose finalizer removal is not observed yet are left
+//     alone (finalizer expectations), and a Job whose cached status is
+//     older than the controller's last status write is not synced until
+//     the write arrives (statuswrites.go), since its counters would miss
+//     the pods the write counted and new pods would replace completions
+//     that already happened;
 //   - fails the Job when status.failed exceeds spec.backoffLimit, or, with
 //     restartPolicy OnFailure, when the containers' restarts reach it
 //     (reason BackoffLimitExceeded, "Job has reached the specified backoff

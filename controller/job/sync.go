@@ -46,11 +46,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.expectations.Delete(key)
 		c.finalizers.delete(key)
+		c.writes.delete(key)
 		c.backoff.remove(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("getting job %s: %w", key, err)
+	}
+	if stale, left := c.writes.stale(key, shared, c.clock.Now()); stale {
+		// The cache has not seen this controller's last status write: what
+		// it says about counted pods is out of date (statuswrites.go). The
+		// write's watch event queues the job again; left is a backstop.
+		c.queue.AddAfter(key, left)
+		return nil
 	}
 	if m := shared.Spec.ManagedBy; m != nil && *m != batchv1.JobControllerName {
 		return nil

@@ -250,5 +250,6 @@ func (c *Controller) updateStatus(ctx context.Context, job *batchv1.Job) (*batch
 	if err != nil {
 		return nil, fmt.Errorf("updating status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
+	c.writes.record(jobKey(out), out, c.clock.Now())
 	return out, nil
 }

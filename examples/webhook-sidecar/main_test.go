@@ -79,11 +79,23 @@ func containerNames(p *corev1.Pod) []string {
 	return out
 }
 
+// waitForWebhooks waits until a dry-run pod create gets through admission
+// as ok wants: the API server applies a webhook configuration once its
+// cache has seen it, a moment after the write, as Kubernetes does.
+func waitForWebhooks(t *testing.T, c kubernetes.Interface, ok func(p *corev1.Pod, err error) bool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		p, err := c.CoreV1().Pods("default").Create(context.Background(), pod("probe"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return ok(p, err)
+	}, 30*time.Second, 10*time.Millisecond, "the API server did not apply the webhook configuration")
+}
+
 func TestWebhookInjectsSidecar(t *testing.T) {
 	ctx := context.Background()
 	c, warn := startAPIServer(t)
 	url, ca := startWebhook(t)
 	require.NoError(t, Register(ctx, c, Configuration(url, ca, admissionregistrationv1.Fail)))
+	waitForWebhooks(t, c, func(p *corev1.Pod, err error) bool { return err == nil && len(p.Spec.Containers) == 2 })
 
 	got, err := c.CoreV1().Pods("default").Create(ctx, pod("web"), metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -124,6 +136,7 @@ func TestWebhookFailurePolicy(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, Register(ctx, c, Configuration(deadURL, cert.CAPEM, admissionregistrationv1.Fail)))
+	waitForWebhooks(t, c, func(_ *corev1.Pod, err error) bool { return apierrors.IsInternalError(err) })
 	_, err = c.CoreV1().Pods("default").Create(ctx, pod("rejected"), metav1.CreateOptions{})
 	require.Error(t, err)
 	assert.True(t, apierrors.IsInternalError(err), "%v", err)
@@ -132,6 +145,7 @@ func TestWebhookFailurePolicy(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 
 	require.NoError(t, Register(ctx, c, Configuration(deadURL, cert.CAPEM, admissionregistrationv1.Ignore)))
+	waitForWebhooks(t, c, func(_ *corev1.Pod, err error) bool { return err == nil })
 	got, err := c.CoreV1().Pods("default").Create(ctx, pod("admitted"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"app"}, containerNames(got))
@@ -139,11 +153,13 @@ func TestWebhookFailurePolicy(t *testing.T) {
 	// A webhook whose certificate the caBundle does not sign fails too.
 	url, _ := startWebhook(t)
 	require.NoError(t, Register(ctx, c, Configuration(url, cert.CAPEM, admissionregistrationv1.Fail)))
+	waitForWebhooks(t, c, func(_ *corev1.Pod, err error) bool { return err != nil })
 	_, err = c.CoreV1().Pods("default").Create(ctx, pod("wrong-ca"), metav1.CreateOptions{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate signed by unknown authority")
 	// The configuration itself is exempt from webhooks, so it can be removed.
 	require.NoError(t, c.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, ConfigurationName, metav1.DeleteOptions{}))
+	waitForWebhooks(t, c, func(_ *corev1.Pod, err error) bool { return err == nil })
 	_, err = c.CoreV1().Pods("default").Create(ctx, pod("after"), metav1.CreateOptions{})
 	require.NoError(t, err)
 	_ = time.Second

@@ -92,8 +92,8 @@ func (u *up) stop(t *testing.T) {
 // real kubectl: a pod with an init container, a volume and a readiness
 // probe runs from the embedded registry's demo image, answers on its IP,
 // shows its output through kubectl logs and is deleted without a trace;
-// SIGTERM with a pod running leaves a clean host (no mount under the run
-// dir or the data dir, where its service account token volume was
+// SIGTERM with a pod running leaves a clean host (no run dir, no mount
+// under the data dir, where its service account token volume was
 // mounted), and podkit up on the same
 // data dir resumes the cluster and runs the pod again.
 func TestUp(t *testing.T) {
@@ -169,6 +169,7 @@ spec:
 	}
 	before := containerID()
 	u.stop(t)
+	assert.NoDirExists(t, filepath.Join("/run/podkit", node), "Ctrl-C removed every pod, then the node's run dir")
 	assertNodeGone(t, node)
 	assertNoMountsUnder(t, dataDir)
 
@@ -180,6 +181,7 @@ spec:
 	ip = running("keep")
 	assert.Contains(t, get(ip), "hello from keep")
 	u.stop(t)
+	assert.NoDirExists(t, filepath.Join("/run/podkit", node), "Ctrl-C removed every pod, then the node's run dir")
 	assertNodeGone(t, node)
 	assertNoMountsUnder(t, dataDir)
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/podkit/podkit/apiserver/auth"
 	"github.com/podkit/podkit/apiserver/auth/authz"
-	"github.com/podkit/podkit/apiserver/auth/internal/storewatch"
 	"github.com/podkit/podkit/apiserver/auth/rbac"
+	"github.com/podkit/podkit/apiserver/internal/storewatch"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/podkit/podkit/apiserver/auth"
 	"github.com/podkit/podkit/apiserver/auth/authz"
-	"github.com/podkit/podkit/apiserver/auth/internal/storewatch"
+	"github.com/podkit/podkit/apiserver/internal/storewatch"
 	"github.com/podkit/podkit/apiserver/storage"
 )
 

@@ -1,9 +1,13 @@
-// Package storewatch keeps an authorizer's in-memory view of one resource
-// in step with the API server's own store: a full list, then a watch from
-// the listed revision, relisting when the watch ends or falls too far
-// behind. The RBAC and Node authorizers build their indexes on it, the way
-// kube-apiserver's authorizers sit on shared informers; Synced is the gate
-// their decisions wait on until the first list has filled them.
+// Package storewatch keeps an in-memory view of one stored resource in
+// step with the API server's own store: a full list, then a watch from the
+// listed revision, relisting when the watch ends or falls too far behind.
+// It is the API server's counterpart of client-go's informers for the
+// state its own request path reads on every request: the RBAC and Node
+// authorizers build their indexes on it, and the admission webhook plugins
+// keep the webhook configurations on it instead of listing them on every
+// write, the way kube-apiserver reads both from shared informers. Synced
+// is the gate their decisions wait on until the first list has filled
+// them.
 package storewatch
 
 import (

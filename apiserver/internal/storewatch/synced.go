@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// Synced records that an authorizer's view has been filled by its first
-// list: its decisions wait for it (bounded, so a store that never answers
-// fails requests instead of hanging them), and WaitForSync exposes it to
-// the API server's start-up.
+// Synced records that a view has been filled by its first list: the
+// decisions made on it wait for it (bounded, so a store that never
+// answers fails requests instead of hanging them), and WaitForSync
+// methods expose it to the API server's start-up.
 type Synced struct {
 	once sync.Once
 	ch   chan struct{}
