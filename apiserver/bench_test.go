@@ -422,7 +422,8 @@ func BenchmarkWatchLatency(b *testing.B) {
 func benchWatch(b *testing.B, st storage.Store, protobuf bool, rate int) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pods := newBenchEnv(b, st).clientset(b, protobuf).CoreV1().Pods(benchNamespace)
+	clock := newStoreClock(st)
+	pods := newBenchEnv(b, clock).clientset(b, protobuf).CoreV1().Pods(benchNamespace)
 	start, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		b.Fatal(err)
@@ -446,9 +447,10 @@ func benchWatch(b *testing.B, st storage.Store, protobuf bool, rate int) int {
 
 	b.ResetTimer()
 	cpu := cpuMeter(b)
-	writeTimed(b, ctx, pods, rate, want)
+	_, sent := writeTimed(b, ctx, pods, rate, want)
 	var lat latencies
-	for _, got := range receive(b, results, watchers, "every event") {
+	samples := receive(b, results, watchers, "every event")
+	for _, got := range samples {
 		if len(got) != want {
 			b.Fatalf("a watcher received %d of %d events", len(got), want)
 		}
@@ -457,6 +459,7 @@ func benchWatch(b *testing.B, st storage.Store, protobuf bool, rate int) int {
 	b.StopTimer()
 	cpu(want)
 	lat.report(b)
+	clock.reportStored(b, samples, sent)
 	return len(lat.d)
 }
 

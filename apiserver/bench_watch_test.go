@@ -78,7 +78,8 @@ func BenchmarkWatchDelivery(b *testing.B) {
 func benchWatchRaw(b *testing.B, subproc, protobuf bool, accept string, rate int) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env := newBenchEnv(b, openStore(b, "memory"))
+	clock := newStoreClock(openStore(b, "memory"))
+	env := newBenchEnv(b, clock)
 	pods := env.clientset(b, protobuf).CoreV1().Pods(benchNamespace)
 	start, err := pods.List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -105,7 +106,7 @@ func benchWatchRaw(b *testing.B, subproc, protobuf bool, accept string, rate int
 
 	b.ResetTimer()
 	cpu := cpuMeter(b)
-	writes := writeTimed(b, ctx, pods, rate, b.N)
+	writes, sent := writeTimed(b, ctx, pods, rate, b.N)
 	samples, childCPU, err := w.results(30 * time.Second)
 	if err != nil {
 		b.Fatal(err)
@@ -120,6 +121,7 @@ func benchWatchRaw(b *testing.B, subproc, protobuf bool, accept string, rate int
 		lat.add(got)
 	}
 	lat.report(b)
+	clock.reportStored(b, samples, sent)
 	b.ReportMetric(float64(len(lat.d))/b.Elapsed().Seconds(), "deliveries/s")
 	slices.Sort(writes)
 	b.ReportMetric(float64(writes[len(writes)/2])/1e6, "write-p50-ms")
@@ -132,16 +134,19 @@ func benchWatchRaw(b *testing.B, subproc, protobuf bool, accept string, rate int
 
 // writeTimed issues n writes on a ticker of rate per second, alternately
 // creating a pod and updating the last one, each carrying its send time,
-// and returns how long each write took (request to response).
-func writeTimed(b *testing.B, ctx context.Context, pods typedcorev1.PodInterface, rate, n int) []time.Duration {
+// and returns how long each write took (request to response) and its send
+// time (ns).
+func writeTimed(b *testing.B, ctx context.Context, pods typedcorev1.PodInterface, rate, n int) ([]time.Duration, []int64) {
 	tick := time.NewTicker(time.Second / time.Duration(rate))
 	defer tick.Stop()
 	var last *corev1.Pod
 	var err error
 	took := make([]time.Duration, 0, n)
+	sentAt := make([]int64, 0, n)
 	for i := range n {
 		<-tick.C
 		start := time.Now()
+		sentAt = append(sentAt, start.UnixNano())
 		sent := strconv.FormatInt(start.UnixNano(), 10)
 		if i%2 == 0 {
 			p := benchPod(fmt.Sprintf("ev-%06d", i), i)
@@ -156,7 +161,7 @@ func writeTimed(b *testing.B, ctx context.Context, pods typedcorev1.PodInterface
 		}
 		took = append(took, time.Since(start))
 	}
-	return took
+	return took, sentAt
 }
 
 // reportSpread reports, over the events, the median latency of the first
