@@ -262,6 +262,12 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rebuildAll, rebuildAffinity := false, false
+	var order []string // the tree's order, computed once when needed
+	if fresh := c.newSnapshotNodes(s); len(fresh) > 0 {
+		order = c.tree.list()
+		s.place(fresh, order)
+		rebuildAll = true
+	}
 	for it := c.head; it != nil && it.info.Generation > s.generation; it = it.next {
 		node := it.info.Node()
 		if node == nil {
@@ -270,19 +276,19 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		existing, ok := s.nodeInfoMap[node.Name]
 		if !ok {
 			rebuildAll = true
-			existing = &NodeInfo{}
+			existing = &NodeInfo{snapshot: s}
 			s.nodeInfoMap[node.Name] = existing
 		}
-		clone := it.info.Clone()
-		if (len(existing.PodsWithAffinity) > 0) != (len(clone.PodsWithAffinity) > 0) ||
-			(len(existing.PodsWithRequiredAntiAffinity) > 0) != (len(clone.PodsWithRequiredAntiAffinity) > 0) {
+		info := it.info
+		if (len(existing.PodsWithAffinity) > 0) != (len(info.PodsWithAffinity) > 0) ||
+			(len(existing.PodsWithRequiredAntiAffinity) > 0) != (len(info.PodsWithRequiredAntiAffinity) > 0) {
 			rebuildAffinity = true
 		}
 		if existing.Node() != nil && !labelsEqual(existing.Node().Labels, node.Labels) {
 			s.nodeDomains = nil
 		}
 		s.index.account(existing, existing.Node(), existing.Pods, -1)
-		*existing = *clone
+		info.cloneInto(existing)
 		s.index.account(existing, existing.Node(), existing.Pods, 1)
 	}
 	if c.head != nil {
@@ -301,8 +307,11 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		s.nodeDomains = nil
 	}
 	if rebuildAll {
+		if order == nil {
+			order = c.tree.list()
+		}
 		s.nodeInfoList = s.nodeInfoList[:0]
-		for _, name := range c.tree.list() {
+		for _, name := range order {
 			if ni, ok := s.nodeInfoMap[name]; ok {
 				s.nodeInfoList = append(s.nodeInfoList, ni)
 			}

@@ -12,12 +12,21 @@ import (
 // Filter and Score do for every node, take no lock. Values stored must not
 // be mutated once Filter or Score run (they run in parallel).
 type CycleState struct {
-	mu       sync.Mutex // serialises writers
-	values   atomic.Pointer[map[string]any]
+	mu sync.Mutex // serialises writers
+	// values is a small copy-on-write list: a cycle holds a handful of
+	// keys, and Filter and Score read them for every node (millions of
+	// reads a second on large clusters), where a linear scan comparing
+	// string lengths first beats hashing the key.
+	values   atomic.Pointer[[]stateEntry]
 	snapshot *Snapshot
 	// skipFilter is aligned with the framework's filter plugins: true when
 	// the plugin's PreFilter returned ErrSkip. Written before Filter runs.
 	skipFilter []bool
+}
+
+type stateEntry struct {
+	key string
+	v   any
 }
 
 // NewCycleState returns an empty state over the snapshot the cycle
@@ -30,34 +39,39 @@ func NewCycleState(snapshot *Snapshot) *CycleState {
 // pods), read-only.
 func (s *CycleState) Snapshot() *Snapshot { return s.snapshot }
 
-// update replaces the map by a modified copy (writes are rare).
-func (s *CycleState) update(f func(m map[string]any)) {
+// update replaces the list by a copy without key, plus (key, v) when set.
+func (s *CycleState) update(key string, v any, set bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var m map[string]any
-	if cur := s.values.Load(); cur != nil {
-		m = make(map[string]any, len(*cur)+1)
-		for k, v := range *cur {
-			m[k] = v
-		}
-	} else {
-		m = map[string]any{}
+	var cur []stateEntry
+	if p := s.values.Load(); p != nil {
+		cur = *p
 	}
-	f(m)
-	s.values.Store(&m)
+	next := make([]stateEntry, 0, len(cur)+1)
+	for _, e := range cur {
+		if e.key != key {
+			next = append(next, e)
+		}
+	}
+	if set {
+		next = append(next, stateEntry{key: key, v: v})
+	}
+	s.values.Store(&next)
 }
 
 // Write stores v under key.
-func (s *CycleState) Write(key string, v any) { s.update(func(m map[string]any) { m[key] = v }) }
+func (s *CycleState) Write(key string, v any) { s.update(key, v, true) }
 
 // Delete removes key.
-func (s *CycleState) Delete(key string) { s.update(func(m map[string]any) { delete(m, key) }) }
+func (s *CycleState) Delete(key string) { s.update(key, nil, false) }
 
 // Read returns the value under key, or ErrStateNotFound.
 func (s *CycleState) Read(key string) (any, error) {
-	if m := s.values.Load(); m != nil {
-		if v, ok := (*m)[key]; ok {
-			return v, nil
+	if p := s.values.Load(); p != nil {
+		for i := range *p {
+			if e := &(*p)[i]; e.key == key {
+				return e.v, nil
+			}
 		}
 	}
 	return nil, fmt.Errorf("reading %q: %w", key, ErrStateNotFound)

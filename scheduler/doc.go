@@ -18,6 +18,13 @@
 // message has Kubernetes' format ("0/3 nodes are available: 1 Insufficient
 // cpu, 2 node(s) had untolerated taint {...}.").
 //
+// Binding cycles run on reused binder goroutines (at most 64 binds in
+// flight by default), and the Scheduled event of each pod is written by a
+// small pool of event writers, so neither the bind nor the event traffic
+// serialises on one goroutine at thousands of pods a second. The snapshot
+// a cycle reads is refreshed incrementally (only nodes whose generation
+// moved) and lays nodes out in memory in the order cycles walk them.
+//
 // Plugins implement only the extension points they need (Filter, Scorer and
 // the optional PreFilter, PreScore, ScoreNormalizer, EnqueueExtensions); the
 // in-tree plugins live in scheduler/plugins. A Profile groups plugins and

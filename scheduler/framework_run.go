@@ -113,12 +113,16 @@ func (fw *framework) prioritize(ctx context.Context, par parallelizer, s *CycleS
 	if len(active) == 0 {
 		return totals, nil
 	}
+	// The parallel phase writes bare scores: no node name per entry, so
+	// no pointer writes (and GC write barriers) for hundreds of nodes
+	// times each plugin. Names are attached only for the plugins that
+	// normalise.
 	if len(buf.scores) < len(active) {
-		buf.scores = append(buf.scores, make([][]NodeScore, len(active)-len(buf.scores))...)
+		buf.scores = append(buf.scores, make([][]int64, len(active)-len(buf.scores))...)
 	}
 	scores := buf.scores[:len(active)]
 	for j := range active {
-		scores[j] = grow(&scores[j], len(nodes))
+		scores[j] = reuse(&scores[j], len(nodes)) // every entry is written
 	}
 	errs := grow(&buf.errs, len(nodes))
 	par.until(len(nodes), func(i int) bool {
@@ -128,7 +132,7 @@ func (fw *framework) prioritize(ctx context.Context, par parallelizer, s *CycleS
 				errs[i] = fmt.Errorf("running Score plugin %q on node %q: %w", pl.name, nodes[i].Name(), err)
 				return true
 			}
-			scores[j][i] = NodeScore{Name: nodes[i].Name(), Score: v}
+			scores[j][i] = v
 		}
 		return false
 	})
@@ -137,16 +141,23 @@ func (fw *framework) prioritize(ctx context.Context, par parallelizer, s *CycleS
 	}
 	for j, pl := range active {
 		if pl.normalizer != nil {
-			if err := pl.normalizer.NormalizeScore(ctx, s, pod, scores[j]); err != nil {
+			named := reuse(&buf.named, len(nodes))
+			for i, v := range scores[j] {
+				named[i] = NodeScore{Name: nodes[i].Name(), Score: v}
+			}
+			if err := pl.normalizer.NormalizeScore(ctx, s, pod, named); err != nil {
 				return nil, fmt.Errorf("running NormalizeScore of plugin %q: %w", pl.name, err)
 			}
-		}
-		for i, ns := range scores[j] {
-			if ns.Score < MinNodeScore || ns.Score > MaxNodeScore {
-				return nil, fmt.Errorf("plugin %q returned score %d for node %q, outside [%d, %d]",
-					pl.name, ns.Score, ns.Name, MinNodeScore, MaxNodeScore)
+			for i := range named {
+				scores[j][i] = named[i].Score
 			}
-			totals[i] += ns.Score * pl.weight
+		}
+		for i, v := range scores[j] {
+			if v < MinNodeScore || v > MaxNodeScore {
+				return nil, fmt.Errorf("plugin %q returned score %d for node %q, outside [%d, %d]",
+					pl.name, v, nodes[i].Name(), MinNodeScore, MaxNodeScore)
+			}
+			totals[i] += v * pl.weight
 		}
 	}
 	return totals, nil
@@ -162,7 +173,8 @@ type nodeStatus struct {
 type buffers struct {
 	statuses []nodeStatus
 	feasible []*NodeInfo
-	scores   [][]NodeScore
+	scores   [][]int64
+	named    []NodeScore
 	totals   []int64
 	errs     []error
 }
@@ -174,6 +186,16 @@ func grow[T any](buf *[]T, n int) []T {
 	}
 	*buf = (*buf)[:n]
 	clear(*buf)
+	return *buf
+}
+
+// reuse returns (*buf)[:n] without clearing it (for buffers whose every
+// read entry is written first), reallocating when too small.
+func reuse[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
 	return *buf
 }
 

@@ -170,6 +170,10 @@ type NodeInfo struct {
 
 	// Generation increases on every change; snapshots copy changed nodes.
 	Generation int64
+
+	// snapshot is the Snapshot holding this NodeInfo (nil for the cache's
+	// NodeInfos and for copies): see Snapshot.Holds.
+	snapshot *Snapshot
 }
 
 // NewNodeInfo returns a NodeInfo for node with pods already on it.
@@ -291,7 +295,15 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 
 // Clone returns a copy sharing the immutable pods and node objects.
 func (n *NodeInfo) Clone() *NodeInfo {
-	c := &NodeInfo{
+	c := &NodeInfo{}
+	n.cloneInto(c)
+	return c
+}
+
+// cloneInto overwrites c with a copy of n, as Clone, keeping c's address
+// (the snapshot's NodeInfos stay where they were placed).
+func (n *NodeInfo) cloneInto(c *NodeInfo) {
+	*c = NodeInfo{
 		node:             n.node,
 		name:             n.name,
 		unschedulable:    n.unschedulable,
@@ -301,6 +313,7 @@ func (n *NodeInfo) Clone() *NodeInfo {
 		Allocatable:      n.Allocatable.Clone(),
 		Images:           n.Images,
 		Generation:       n.Generation,
+		snapshot:         c.snapshot, // c stays where it is held
 	}
 	c.Pods = append([]*PodInfo(nil), n.Pods...)
 	if len(n.PodsWithAffinity) > 0 {
@@ -315,5 +328,4 @@ func (n *NodeInfo) Clone() *NodeInfo {
 			c.UsedPorts[k] = v
 		}
 	}
-	return c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -59,11 +60,61 @@ func (s *Scheduler) ScheduleOne(ctx context.Context) error {
 		return ctx.Err()
 	}
 	s.inflight.Add(1)
-	go func() {
-		defer func() { <-s.bindSlots; s.inflight.Done() }()
-		s.bindingCycle(ctx, fw, p, &assumed, cycle, start)
-	}()
+	s.dispatchBind(bindJob{ctx: ctx, fw: fw, p: p, assumed: &assumed, cycle: cycle, start: start})
 	return nil
+}
+
+// bindJob is one binding cycle waiting for a binder goroutine.
+type bindJob struct {
+	ctx     context.Context
+	fw      *framework
+	p       *QueuedPodInfo
+	assumed *corev1.Pod
+	cycle   int64
+	start   time.Time
+}
+
+// dispatchBind hands job, which holds a binding slot, to an idle binder
+// goroutine, or starts one. Binders outlive their job and wait for the
+// next one (until the job's context ends): a goroutine per bind, as
+// Kubernetes starts, grew a fresh stack through the HTTP client's call
+// depth on every pod. Binders number at most twice the binding slots
+// (all but the slots' count are idle or finishing).
+func (s *Scheduler) dispatchBind(job bindJob) {
+	select {
+	case s.bindJobs <- job:
+		return
+	default:
+	}
+	if int(s.binders.Add(1)) <= 2*cap(s.bindSlots) {
+		go s.binder(job)
+		return
+	}
+	s.binders.Add(-1)
+	select {
+	case s.bindJobs <- job:
+	case <-job.ctx.Done(): // binders are leaving too: run it here
+		s.runBind(job)
+	}
+}
+
+// binder runs binding cycles until its last job's context is done.
+func (s *Scheduler) binder(job bindJob) {
+	defer s.binders.Add(-1)
+	for {
+		s.runBind(job)
+		select {
+		case job = <-s.bindJobs:
+		case <-job.ctx.Done():
+			return
+		}
+	}
+}
+
+// runBind runs the job's binding cycle and gives back its slot.
+func (s *Scheduler) runBind(job bindJob) {
+	defer func() { <-s.bindSlots; s.inflight.Done() }()
+	s.bindingCycle(job.ctx, job.fw, job.p, job.assumed, job.cycle, job.start)
 }
 
 // schedulePod finds the best node for pod.
@@ -162,7 +213,11 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, fw *framework, state *
 		s.nextStartNodeIndex = (start + toFind) % numAll
 		return feasible, diag, nil
 	}
-	statuses := grow(&s.buf.statuses, numAll)
+	// Every processed node writes its entry, and the entries are read
+	// only when no node fit, which means every node was processed: the
+	// buffer needs no clearing (clearing 5,000 pointerful entries per
+	// cycle cost more than the filtering it records, under GC).
+	statuses := reuse(&s.buf.statuses, numAll)
 	var found, processed atomic.Int32
 	var internal atomic.Pointer[error]
 	fail := func(err error) { internal.CompareAndSwap(nil, &err) }
@@ -178,6 +233,7 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, fw *framework, state *
 			statuses[i] = nodeStatus{err: rejection, plugin: plugin}
 			return false
 		}
+		statuses[i] = nodeStatus{}
 		k := found.Add(1)
 		if int(k) > toFind {
 			found.Add(-1)

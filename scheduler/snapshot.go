@@ -50,6 +50,7 @@ func NewSnapshot(pods []*corev1.Pod, nodes []*corev1.Node) *Snapshot {
 		}
 	}
 	for _, ni := range s.nodeInfoList {
+		ni.snapshot = s
 		s.index.account(ni, ni.Node(), ni.Pods, 1)
 	}
 	s.rebuildAffinityLists()
@@ -108,3 +109,62 @@ func (s *Snapshot) rebuildAffinityLists() {
 		}
 	}
 }
+
+// The nodes of a snapshot are laid out in memory in the order cycles walk
+// them. A cycle on a large cluster filters and scores hundreds of nodes
+// (10% of 5,000 by default), and the first plugin to touch each NodeInfo
+// paid a cache miss when NodeInfos lay wherever they happened to be
+// allocated (NodeUnschedulable.Filter, the first filter, was 6% of a
+// whole scheduler benchmark's CPU, about 110 ns per node). Nodes that
+// arrive together (the initial list, a scale-up) are therefore placed in
+// one array in the tree's order, so a cycle's walk reads memory
+// sequentially and the hardware prefetcher hides the latency. Updates
+// overwrite a NodeInfo in place, so the layout (and the pointers the
+// snapshot's index keys on) stay put; a deleted node's slot is freed with
+// the last live NodeInfo of its array.
+
+// newSnapshotNodes returns the names of the changed nodes that s does not
+// hold yet. The caller holds c.mu.
+func (c *Cache) newSnapshotNodes(s *Snapshot) map[string]bool {
+	var fresh map[string]bool
+	for it := c.head; it != nil && it.info.Generation > s.generation; it = it.next {
+		node := it.info.Node()
+		if node == nil {
+			continue
+		}
+		if _, ok := s.nodeInfoMap[node.Name]; !ok {
+			if fresh == nil {
+				fresh = map[string]bool{}
+			}
+			fresh[node.Name] = true
+		}
+	}
+	return fresh
+}
+
+// place gives each node named in fresh an empty NodeInfo in s, all in one
+// array in the order the names come in order (names missing from order,
+// which the tree always holds, go last).
+func (s *Snapshot) place(fresh map[string]bool, order []string) {
+	slab := make([]NodeInfo, len(fresh))
+	for i := range slab {
+		slab[i].snapshot = s
+	}
+	next := 0
+	for _, name := range order {
+		if fresh[name] {
+			s.nodeInfoMap[name] = &slab[next]
+			next++
+			delete(fresh, name)
+		}
+	}
+	for name := range fresh {
+		s.nodeInfoMap[name] = &slab[next]
+		next++
+	}
+}
+
+// Holds reports whether n is one of the snapshot's own NodeInfos (not a
+// copy or a NodeInfo built elsewhere). Per-node lookups keyed by the
+// snapshot's NodeInfos (PodGroup.PodsOn) hold only for those.
+func (s *Snapshot) Holds(n *NodeInfo) bool { return n != nil && n.snapshot == s }

@@ -96,10 +96,17 @@ func (c *counter) add(ni *NodeInfo, node *corev1.Node, delta int32) {
 
 func (c *counter) empty() bool { return len(c.nodes) == 0 }
 
+// PodsOn returns how many of the group's pods are on ni, one of the
+// snapshot's own NodeInfos (see Snapshot.Holds). Read-only.
+func (c *counter) PodsOn(ni *NodeInfo) int32 { return c.nodes[ni] }
+
 // podIndex is the Snapshot's index.
 type podIndex struct {
 	pods  map[string]*PodGroup
 	terms map[string]*TermGroup
+	// scoringAffinityPods counts the pods with terms that score other
+	// pods: required pod affinity or preferred (anti-)affinity.
+	scoringAffinityPods int
 }
 
 func podGroupKey(pi *PodInfo) string {
@@ -119,6 +126,9 @@ func (x *podIndex) account(ni *NodeInfo, node *corev1.Node, pods []*PodInfo, sig
 		x.pods, x.terms = map[string]*PodGroup{}, map[string]*TermGroup{}
 	}
 	for _, pi := range pods {
+		if len(pi.RequiredAffinityTerms)+len(pi.PreferredAffinityTerms)+len(pi.PreferredAntiAffinityTerms) > 0 {
+			x.scoringAffinityPods += int(sign)
+		}
 		key := podGroupKey(pi)
 		g := x.pods[key]
 		if g == nil {
@@ -150,6 +160,12 @@ func (x *podIndex) account(ni *NodeInfo, node *corev1.Node, pods []*PodInfo, sig
 	}
 }
 
+// NumPodsWithScoringAffinity returns how many pods have terms that weigh
+// on where other pods go: required pod affinity, preferred pod affinity
+// or anti-affinity (required anti-affinity only filters). When none do,
+// scoring need not walk the pods with affinity.
+func (s *Snapshot) NumPodsWithScoringAffinity() int { return s.index.scoringAffinityPods }
+
 // PodGroups returns the groups of pods, keyed by LabelsID (with a suffix
 // for terminating pods). Read-only.
 func (s *Snapshot) PodGroups() map[string]*PodGroup { return s.index.pods }
@@ -157,6 +173,15 @@ func (s *Snapshot) PodGroups() map[string]*PodGroup { return s.index.pods }
 // AntiAffinityTermGroups returns the existing pods' required anti-affinity
 // terms, keyed by AffinityTerm.ID. Read-only.
 func (s *Snapshot) AntiAffinityTermGroups() map[string]*TermGroup { return s.index.terms }
+
+// KeyIdentifiesNodes reports whether every node has the label
+// topologyKey, each with its own value (kubernetes.io/hostname, as a
+// rule): a domain of that key is then one node, and "a pod in the node's
+// domain" is "a pod on the node" (PodGroup.PodsOn), which spares reading
+// the node's labels. Read-only; ask outside the parallel phases.
+func (s *Snapshot) KeyIdentifiesNodes(topologyKey string) bool {
+	return len(s.nodeInfoList) > 0 && len(s.NodeDomains(topologyKey)) == len(s.nodeInfoList)
+}
 
 // NodeDomains returns how many nodes have each value of topologyKey.
 // Read-only; build it outside the parallel phases.

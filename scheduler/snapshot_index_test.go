@@ -21,6 +21,7 @@ func indexView(s *Snapshot) map[string]map[string]int32 {
 		out["terms/"+id] = g.DomainCounts()
 	}
 	out["nodes/zone"] = s.NodeDomains(corev1.LabelTopologyZone)
+	out["scoring-affinity"] = map[string]int32{"pods": int32(s.NumPodsWithScoringAffinity())}
 	return out
 }
 
@@ -43,6 +44,7 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 		nodes[n.Name] = n
 		c.AddNode(n)
 	}
+	sawScoring := false
 	for step := range 400 {
 		switch op := rng.IntN(10); {
 		case op < 5: // add a pod
@@ -58,6 +60,10 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 			if rng.IntN(3) == 0 {
 				p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 					LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels}, TopologyKey: corev1.LabelTopologyZone}}}}
+			}
+			if rng.IntN(4) == 0 { // a term that scores other pods
+				p.Spec.Affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+					Weight: 1, PodAffinityTerm: corev1.PodAffinityTerm{LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels}, TopologyKey: corev1.LabelHostname}}}}}
 			}
 			if rng.IntN(2) == 0 {
 				require.NoError(t, c.AssumePod(p))
@@ -90,6 +96,7 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 			c.AddNode(n)
 		}
 		c.UpdateSnapshot(s)
+		sawScoring = sawScoring || s.NumPodsWithScoringAffinity() > 0
 		got := indexView(s)
 		var ps []*corev1.Pod
 		for _, p := range pods {
@@ -101,4 +108,5 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 		}
 		require.Equal(t, indexView(NewSnapshot(ps, ns)), got, "step %d", step)
 	}
+	require.True(t, sawScoring, "some step counted pods with scoring affinity")
 }

@@ -33,8 +33,14 @@ func main() {
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit per run")
 	maxBindings := flag.Int("max-bindings", 0, "concurrent binds (0: the scheduler's default)")
 	noEvents := flag.Bool("no-events", false, "drop the scheduler's events (measures without the event writes)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of all runs to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of all runs (setup included) to this file")
+	windowProfile := flag.String("window-cpuprofile", "", "write a CPU profile of each run's pods/s window (first bind to last) to FILE-<workload>-<nodes>")
+	windowAllocs := flag.String("window-allocprofile", "", "write heap profiles at the first bind (FILE-<workload>-<nodes>.base) and the last (FILE-<workload>-<nodes>): pprof -diff_base shows the window's allocations")
 	flag.Parse()
+	if *cpuProfile != "" && *windowProfile != "" {
+		fmt.Fprintln(os.Stderr, "-cpuprofile and -window-cpuprofile exclude each other")
+		os.Exit(2)
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
@@ -55,7 +61,14 @@ func main() {
 				os.Exit(2)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-			res, err := run(ctx, config{Workload: strings.TrimSpace(w), Nodes: n, Pods: *pods, Parallelism: *parallelism, NoEvents: *noEvents, MaxBindings: *maxBindings})
+			cfg := config{Workload: strings.TrimSpace(w), Nodes: n, Pods: *pods, Parallelism: *parallelism, NoEvents: *noEvents, MaxBindings: *maxBindings}
+			if *windowProfile != "" {
+				cfg.WindowProfile = fmt.Sprintf("%s-%s-%d", *windowProfile, cfg.Workload, n)
+			}
+			if *windowAllocs != "" {
+				cfg.WindowAllocProfile = fmt.Sprintf("%s-%s-%d", *windowAllocs, cfg.Workload, n)
+			}
+			res, err := run(ctx, cfg)
 			cancel()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "%s/%d nodes: %v\n", w, n, err)
@@ -66,9 +79,9 @@ func main() {
 				_ = json.NewEncoder(os.Stdout).Encode(res)
 				continue
 			}
-			fmt.Printf("%-13s nodes=%-5d pods=%-6d %8.0f pods/s  p99 attempt %7.2f ms  %6.0f cpu-µs/pod  (bound in %v, attempts %v, load %s)\n",
-				res.Workload, res.Nodes, res.Pods, res.PodsPerSecond, res.P99AttemptMillis, res.CPUMicrosPerPod,
-				res.Elapsed.Round(time.Millisecond), res.Attempts, loadAverage())
+			fmt.Printf("%-13s nodes=%-5d pods=%-6d %8.0f pods/s  p99 attempt %7.2f ms  %6.0f cpu-µs/pod (%4.0f in the bind window)  (bound in %v, attempts %v, Scheduled events %d, load %s)\n",
+				res.Workload, res.Nodes, res.Pods, res.PodsPerSecond, res.P99AttemptMillis, res.CPUMicrosPerPod, res.BindCPUMicrosPerPod,
+				res.Elapsed.Round(time.Millisecond), res.Attempts, res.ScheduledEvents, loadAverage())
 		}
 	}
 }

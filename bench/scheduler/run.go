@@ -38,6 +38,17 @@ type config struct {
 	NoEvents bool
 	// MaxBindings bounds concurrent binds (0: the scheduler's default).
 	MaxBindings int
+	// WindowProfile, when set, is the file that receives a CPU profile of
+	// the measured window only (first bind to last bind, the pods/s
+	// window). It cannot be combined with a whole-program profile.
+	WindowProfile string
+	// WindowAllocProfile, when set, receives heap profiles at the first
+	// bind (path + ".base") and the last (path): compare their
+	// alloc_space with pprof -diff_base for the window's allocations.
+	WindowAllocProfile string
+	// EventsSettle is how long the event count must stay put after the
+	// last bind before it is taken (0: one second; negative: not counted).
+	EventsSettle time.Duration
 }
 
 type result struct {
@@ -54,6 +65,13 @@ type result struct {
 	// start to the last bind, per pod. Other tenants of a shared machine
 	// barely move it, unlike pods/s.
 	CPUMicrosPerPod float64 `json:"cpuMicrosPerPod"`
+	// BindCPUMicrosPerPod is the process's CPU time from the first bind
+	// to the last, per pod: the window pods/s is measured over, without
+	// the informers' initial lists.
+	BindCPUMicrosPerPod float64 `json:"bindCpuMicrosPerPod"`
+	// ScheduledEvents counts the Scheduled events stored once the event
+	// writer went quiet after the last bind (-1: not counted).
+	ScheduledEvents int `json:"scheduledEvents"`
 }
 
 // run measures one workload: setup (API server, nodes, pending pods) is not
@@ -75,7 +93,7 @@ func run(ctx context.Context, cfg config) (*result, error) {
 	}
 	hs := httptest.NewServer(srv.Handler())
 	defer hs.Close()
-	rc := &rest.Config{Host: hs.URL, QPS: -1}
+	rc := &rest.Config{Host: hs.URL, QPS: -1, Transport: benchTransport()}
 	rc.ContentType = "application/vnd.kubernetes.protobuf"
 	rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	client, err := kubernetes.NewForConfig(rc)
@@ -96,13 +114,30 @@ func run(ctx context.Context, cfg config) (*result, error) {
 	// Watch bindings.
 	var first, last atomic.Int64
 	var bound atomic.Int32
+	var firstCPU atomic.Int64 // process CPU at the first bind
 	done := make(chan struct{})
+	// profiling receives, at the first bind, how to stop the window profile.
+	type profileStart struct {
+		stop func()
+		err  error
+	}
+	profiling := make(chan profileStart, 1)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	podInf := factory.Core().V1().Pods().Informer()
+	if err := podInf.SetTransform(bindingView); err != nil {
+		return nil, err
+	}
 	onPod := func(obj any) {
 		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
 			now := time.Now().UnixNano()
-			first.CompareAndSwap(0, now)
+			if first.CompareAndSwap(0, now) {
+				firstCPU.Store(int64(procstat.SelfCPU()))
+				stop, err := startWindowProfile(cfg.WindowProfile)
+				if err == nil {
+					err = writeHeapProfile(cfg.WindowAllocProfile, ".base")
+				}
+				profiling <- profileStart{stop, err}
+			}
 			last.Store(now)
 			if int(bound.Add(1)) == cfg.Pods {
 				close(done)
@@ -142,17 +177,35 @@ func run(ctx context.Context, cfg config) (*result, error) {
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- s.Run(schedCtx) }()
-	var cpuUsed time.Duration
+	var cpuUsed, bindCPU time.Duration
+	var profErr error
 	select {
 	case <-done:
-		cpuUsed = procstat.SelfCPU() - cpuStart
+		end := procstat.SelfCPU()
+		cpuUsed = end - cpuStart
+		bindCPU = end - time.Duration(firstCPU.Load())
+		p := <-profiling // sent before done was closed
+		if p.stop != nil {
+			p.stop()
+		}
+		profErr = errors.Join(p.err, writeHeapProfile(cfg.WindowAllocProfile, ""))
 	case <-ctx.Done():
 		stopSched()
 		<-schedDone
+		select {
+		case p := <-profiling:
+			if p.stop != nil {
+				p.stop()
+			}
+		default:
+		}
 		return nil, fmt.Errorf("%d of %d pods bound: %w", bound.Load(), cfg.Pods, ctx.Err())
 	}
+	// After the window: let the event writer catch up, then count the
+	// Scheduled events (one per pod is what the scheduler owes).
+	scheduled, err := settledScheduledEvents(ctx, client, cfg.EventsSettle)
 	stopSched()
-	if err := <-schedDone; err != nil {
+	if err := errors.Join(<-schedDone, profErr, err); err != nil {
 		return nil, err
 	}
 	elapsed := time.Duration(last.Load() - first.Load())
@@ -161,7 +214,9 @@ func run(ctx context.Context, cfg config) (*result, error) {
 		return nil, err
 	}
 	res := &result{Workload: cfg.Workload, Nodes: cfg.Nodes, Pods: cfg.Pods, Elapsed: elapsed, P99AttemptMillis: p99 * 1000, Attempts: attempts,
-		CPUMicrosPerPod: float64(cpuUsed.Microseconds()) / float64(cfg.Pods)}
+		CPUMicrosPerPod:     float64(cpuUsed.Microseconds()) / float64(cfg.Pods),
+		BindCPUMicrosPerPod: float64(bindCPU.Microseconds()) / float64(max(cfg.Pods-1, 1)),
+		ScheduledEvents:     scheduled}
 	if elapsed > 0 {
 		res.PodsPerSecond = float64(cfg.Pods-1) / elapsed.Seconds()
 	}

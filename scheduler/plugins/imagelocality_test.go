@@ -1,11 +1,14 @@
 package plugins
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podkit/podkit/scheduler"
 )
 
 func TestImageLocality(t *testing.T) {
@@ -43,4 +46,25 @@ func TestImageScoreBounds(t *testing.T) {
 	assert.Equal(t, int64(100), imageScore(5000*mb, 1))
 	assert.Equal(t, int64(50), imageScore(minThreshold+(maxContainerThreshold-minThreshold)/2, 1))
 	assert.Equal(t, int64(0), imageScore(5000*mb, 0))
+}
+
+// TestImageLocalityScoreWithoutPreScore: a caller that skips PreScore gets
+// the same scores (the plugin computes the pod's images itself).
+func TestImageLocalityScoreWithoutPreScore(t *testing.T) {
+	nodes := []*corev1.Node{
+		node("big").image(500*mb, "registry.io/app:v1").obj(),
+		node("also").image(500*mb, "registry.io/app:v1").obj(),
+		node("none").obj(),
+	}
+	p := pod("p").image("registry.io/app:v1").obj()
+	withPreScore, err := runScore(NewImageLocality(), p, nodes, nil)
+	require.NoError(t, err)
+	snap := scheduler.NewSnapshot(nil, nodes)
+	s := scheduler.NewCycleState(snap)
+	for _, ni := range snap.List() {
+		got, err := NewImageLocality().Score(context.Background(), s, p, ni)
+		require.NoError(t, err)
+		assert.Equal(t, withPreScore[ni.Name()], got, ni.Name())
+	}
+	assert.Equal(t, int64(31), withPreScore["big"]) // 500MB × 2/3 ≈ 333MB: 100 × (333-23)/(1000-23)
 }

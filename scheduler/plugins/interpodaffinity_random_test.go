@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -142,8 +143,34 @@ func TestInterPodAffinityMatchesReference(t *testing.T) {
 		}
 		in := b.obj()
 		for _, n := range nodes {
+			want := referenceAffinity(in, n, nodes, pods)
 			got := reasonsOf(runFilter(mustAffinity(t, InterPodAffinityArgs{}), in, n.Name, nodes, pods))
-			require.Equal(t, referenceAffinity(in, n, nodes, pods), got, "round %d node %s", round, n.Name)
+			require.Equal(t, want, got, "round %d node %s", round, n.Name)
+			// A NodeInfo the snapshot does not hold (a copy) takes the
+			// label path instead of the per-node group counts.
+			got = reasonsOf(runFilterOnCopy(mustAffinity(t, InterPodAffinityArgs{}), in, n.Name, nodes, pods))
+			require.Equal(t, want, got, "round %d node %s (copy)", round, n.Name)
 		}
 	}
+}
+
+// runFilterOnCopy is runFilter with a copy of the node's NodeInfo.
+func runFilterOnCopy(pl scheduler.Plugin, p *corev1.Pod, nodeName string, nodes []*corev1.Node, pods []*corev1.Pod) error {
+	snap := scheduler.NewSnapshot(pods, nodes)
+	s := scheduler.NewCycleState(snap)
+	if err := pl.(scheduler.PreFilter).PreFilter(context.Background(), s, p); err != nil {
+		if err == scheduler.ErrSkip {
+			return nil
+		}
+		return err
+	}
+	ni, err := snap.Get(nodeName)
+	if err != nil {
+		return err
+	}
+	cp := ni.Clone()
+	if snap.Holds(cp) || !snap.Holds(ni) {
+		return fmt.Errorf("snapshot holds the copy (%v) or not its own NodeInfo (%v)", snap.Holds(cp), snap.Holds(ni))
+	}
+	return pl.(scheduler.Filter).Filter(context.Background(), s, p, cp)
 }

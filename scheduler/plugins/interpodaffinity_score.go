@@ -67,8 +67,15 @@ func (pl *InterPodAffinity) PreScore(_ context.Context, s *scheduler.CycleState,
 			own(pi.PreferredAntiAffinityTerms, -1)
 		}
 	}
-	// Existing pods' terms against the incoming pod.
-	for _, ni := range snap.HavePodsWithAffinityList() {
+	// Existing pods' terms against the incoming pod. Pods whose only terms
+	// are required anti-affinity (a common workload shape) weigh nothing
+	// here: when no pod has another kind, the walk over every pod with
+	// affinity (10,000 of them, a cache miss each, per cycle) is skipped.
+	existing := snap.HavePodsWithAffinityList()
+	if snap.NumPodsWithScoringAffinity() == 0 {
+		existing = nil
+	}
+	for _, ni := range existing {
 		node := ni.Node()
 		if len(node.Labels) == 0 {
 			continue

@@ -1,0 +1,139 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// concurrentSink is the event sink of the scheduler's broadcaster. The
+// broadcaster hands events to its sink from one goroutine, one write at a
+// time, and drops what arrives while 1,000 events wait: a scheduler
+// binding thousands of pods a second outran that single writer and lost
+// most of its Scheduled events. Kubernetes' scheduler (events.k8s.io
+// recorder) writes each event on its own goroutine; this sink writes on a
+// fixed set of writers instead, accepting a write at once. The writes of
+// one event (a create, then patches when the correlator aggregates it)
+// go to the same writer, in order. Transport errors are retried a few
+// times; the API server's refusals are not (as the broadcaster does).
+type concurrentSink struct {
+	next    record.EventSink
+	log     *slog.Logger
+	backoff time.Duration
+
+	mu     sync.RWMutex // guards closed against sends on closed queues
+	closed bool
+	queues []chan sinkWrite
+	wg     sync.WaitGroup
+}
+
+type sinkWrite struct {
+	ev    *corev1.Event
+	patch []byte // nil: create
+}
+
+// sinkTries bounds the attempts of one write.
+const sinkTries = 3
+
+// newConcurrentSink starts writers goroutines, each with a queue of depth
+// writes, over next.
+func newConcurrentSink(next record.EventSink, writers, depth int, backoff time.Duration, log *slog.Logger) *concurrentSink {
+	c := &concurrentSink{next: next, log: log, backoff: backoff, queues: make([]chan sinkWrite, writers)}
+	for i := range c.queues {
+		q := make(chan sinkWrite, depth)
+		c.queues[i] = q
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			for w := range q {
+				c.write(w)
+			}
+		}()
+	}
+	return c
+}
+
+var _ record.EventSink = (*concurrentSink)(nil)
+
+// Create queues the event's creation and reports success at once.
+func (c *concurrentSink) Create(e *corev1.Event) (*corev1.Event, error) {
+	return e, c.enqueue(sinkWrite{ev: e.DeepCopy()})
+}
+
+// Patch queues the patch behind the event's earlier writes.
+func (c *concurrentSink) Patch(e *corev1.Event, data []byte) (*corev1.Event, error) {
+	return e, c.enqueue(sinkWrite{ev: e.DeepCopy(), patch: data})
+}
+
+// Update writes at once (the broadcaster does not update events).
+func (c *concurrentSink) Update(e *corev1.Event) (*corev1.Event, error) { return c.next.Update(e) }
+
+var errSinkClosed = errors.New("event sink closed")
+
+func (c *concurrentSink) enqueue(w sinkWrite) error {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(w.ev.Namespace + "/" + w.ev.Name))
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		// A request construction error is final for the broadcaster.
+		return &rest.RequestConstructionError{Err: errSinkClosed}
+	}
+	c.queues[h.Sum32()%uint32(len(c.queues))] <- w
+	return nil
+}
+
+// write performs one queued write, retrying transport errors.
+func (c *concurrentSink) write(w sinkWrite) {
+	for attempt := 1; ; attempt++ {
+		var err error
+		if w.patch != nil {
+			_, err = c.next.Patch(w.ev, w.patch)
+		}
+		if w.patch == nil || apierrors.IsNotFound(err) { // the event may be gone: create it
+			w.ev.ResourceVersion = ""
+			_, err = c.next.Create(w.ev)
+		}
+		var status apierrors.APIStatus
+		if err == nil || errors.As(err, &status) || attempt >= sinkTries || c.isClosed() {
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				c.log.Debug("event not written", "event", w.ev.Namespace+"/"+w.ev.Name, "reason", w.ev.Reason, "err", err)
+			}
+			return
+		}
+		time.Sleep(c.backoff << (attempt - 1))
+	}
+}
+
+func (c *concurrentSink) isClosed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.closed
+}
+
+// close stops accepting writes and waits until the queued ones are done
+// (without retries), or until ctx ends.
+func (c *concurrentSink) close(ctx context.Context) {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		for _, q := range c.queues {
+			close(q)
+		}
+	}
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
