@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,7 +105,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, res *Resource, in
 	} else if from, err = strconv.ParseUint(p.rv, 10, 64); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", p.rv))
 	}
-	sw, err := s.storeFor(res).Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: from, Predicate: pred, Bookmarks: p.bookmarks, NewFunc: res.New})
+	sw, err := s.storeFor(res).Watch(ctx, prefix, storage.WatchOptions{ResourceVersion: from, Predicate: pred, Bookmarks: p.bookmarks, NewFunc: res.New,
+		Index: watchIndex(res, p.sel)})
 	if err != nil {
 		// Like kube-apiserver, a watch that cannot start from the requested
 		// revision answers 200 with a single ERROR event (410 Expired).
@@ -264,6 +266,29 @@ func nextFromChan(ctx context.Context, sw watch.Interface) func(buf []watch.Even
 		}
 		return buf, true
 	}
+}
+
+// watchIndex returns the watch cache index a selection allows: a pod watch
+// requiring spec.nodeName to equal a value (each kubelet's) is indexed by
+// node, so a pod's change visits only the watchers of its node instead of
+// running every kubelet's predicate.
+func watchIndex(res *Resource, sel *selection) *storage.WatchIndex {
+	if res.GroupResource() != (schema.GroupResource{Resource: "pods"}) {
+		return nil
+	}
+	node, ok := sel.fields.RequiresExactMatch("spec.nodeName")
+	if !ok {
+		return nil
+	}
+	return &storage.WatchIndex{Name: "pods:spec.nodeName", Func: podNodeName, Value: node}
+}
+
+// podNodeName is the pods:spec.nodeName index.
+func podNodeName(obj runtime.Object) string {
+	if p, ok := obj.(*corev1.Pod); ok {
+		return p.Spec.NodeName
+	}
+	return ""
 }
 
 // maxUnflushedEvents caps the events a watch writes before flushing.

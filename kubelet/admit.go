@@ -60,7 +60,7 @@ func (k *Kubelet) admit(pod *corev1.Pod) (reason, message string) {
 		pods = q.Value()
 	}
 	node.Status.Allocatable[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
-	ni := scheduler.NewNodeInfo(node, others...)
+	ni := k.podInfos.nodeInfo(node, others)
 
 	req := scheduler.PodRequests(pod, false)
 	// Extended resources the node does not know are cluster-level ones

@@ -39,6 +39,7 @@ type Kubelet struct {
 	cgroups   Cgroups
 	volumes   Volumes
 	prober    *prober.Manager
+	podInfos  podInfoCache // admission's PodInfos of the pods on the node
 	metrics   *metrics
 	http      *http.Client
 
@@ -113,7 +114,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.prober, err = prober.NewManager(pcfg, popts...); err != nil {
 		return nil, fmt.Errorf("building the prober: %w", err)
 	}
-	if k.metrics, err = newMetrics(cfg.Registerer); err != nil {
+	if k.metrics, err = newMetrics(cfg.Registerer, k.runtimeCounts); err != nil {
 		return nil, fmt.Errorf("registering metrics: %w", err)
 	}
 	if k.births, err = newBirthWriter(k); err != nil {

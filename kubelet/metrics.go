@@ -27,8 +27,7 @@ type metrics struct {
 	podStartSLI  prometheus.Histogram
 	podStep      *prometheus.HistogramVec
 	podWorker    *prometheus.HistogramVec
-	runningPods  prometheus.Gauge
-	containers   *prometheus.GaugeVec
+	runtime      runtimeGauges
 	imagePulls   *prometheus.HistogramVec
 	statusWrites *prometheus.CounterVec
 }
@@ -37,7 +36,10 @@ type metrics struct {
 // buckets reach 20 minutes; podkit starts pods in milliseconds).
 var startBuckets = []float64{0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 30, 45, 60, 120, 300, 600}
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics builds the metrics and registers them with reg (if any);
+// counts reports the runtime cache's running pods and containers by state
+// when the gauges are collected.
+func newMetrics(reg prometheus.Registerer, counts func() (int, map[sandbox.ContainerState]int)) (*metrics, error) {
 	m := &metrics{
 		podStart: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Subsystem: "kubelet", Name: "pod_start_duration_seconds",
@@ -59,14 +61,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Duration in seconds to sync a single pod, by operation (create, update, sync, terminate).",
 			Buckets: startBuckets,
 		}, []string{"operation"}),
-		runningPods: prometheus.NewGauge(prometheus.GaugeOpts{
-			Subsystem: "kubelet", Name: "running_pods",
-			Help: "Number of pods that have a running container.",
-		}),
-		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Subsystem: "kubelet", Name: "running_containers",
-			Help: "Number of containers currently known to the runtime, by state.",
-		}, []string{"container_state"}),
+		runtime: runtimeGauges{counts: counts,
+			pods: prometheus.NewDesc("kubelet_running_pods", "Number of pods that have a running container.", nil, nil),
+			containers: prometheus.NewDesc("kubelet_running_containers",
+				"Number of containers currently known to the runtime, by state.", []string{"container_state"}, nil),
+		},
 		imagePulls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: "kubelet", Name: "image_pull_duration_seconds",
 			Help:    "Duration in seconds to pull an image, by outcome.",
@@ -80,7 +79,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.podStart, m.podStartSLI, m.podStep, m.podWorker, m.runningPods, m.containers, m.imagePulls, m.statusWrites} {
+	for _, c := range []prometheus.Collector{m.podStart, m.podStartSLI, m.podStep, m.podWorker, m.runtime, m.imagePulls, m.statusWrites} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {
@@ -104,11 +103,37 @@ func containerStateLabel(s sandbox.ContainerState) string {
 	return "unknown"
 }
 
-// observeRuntime updates the running pods and containers gauges.
-func (k *Kubelet) observeRuntime() {
-	pods, byState := k.cache.counts()
-	k.metrics.runningPods.Set(float64(pods))
-	for _, s := range []sandbox.ContainerState{sandbox.ContainerStateCreated, sandbox.ContainerStateRunning, sandbox.ContainerStateExited, sandbox.ContainerStateUnknown} {
-		k.metrics.containers.WithLabelValues(containerStateLabel(s)).Set(float64(byState[s]))
+// runtimeGauges are kubelet_running_pods and kubelet_running_containers,
+// counted from the runtime cache when collected: a scrape costs one pass
+// over the node's pods, and a container event costs nothing (counting on
+// every event would cost a node with a hundred pods a hundred pods' worth
+// of work per event).
+type runtimeGauges struct {
+	counts           func() (pods int, byState map[sandbox.ContainerState]int)
+	pods, containers *prometheus.Desc
+}
+
+var runtimeStates = []sandbox.ContainerState{sandbox.ContainerStateCreated, sandbox.ContainerStateRunning,
+	sandbox.ContainerStateExited, sandbox.ContainerStateUnknown}
+
+func (g runtimeGauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- g.pods
+	ch <- g.containers
+}
+
+func (g runtimeGauges) Collect(ch chan<- prometheus.Metric) {
+	pods, byState := g.counts()
+	ch <- prometheus.MustNewConstMetric(g.pods, prometheus.GaugeValue, float64(pods))
+	for _, s := range runtimeStates {
+		ch <- prometheus.MustNewConstMetric(g.containers, prometheus.GaugeValue, float64(byState[s]), containerStateLabel(s))
 	}
+}
+
+// runtimeCounts counts the runtime cache's running pods and containers by
+// state (nothing before the cache exists).
+func (k *Kubelet) runtimeCounts() (int, map[sandbox.ContainerState]int) {
+	if k.cache == nil {
+		return 0, nil
+	}
+	return k.cache.counts()
 }

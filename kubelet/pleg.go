@@ -33,7 +33,6 @@ func (k *Kubelet) relist(ctx context.Context) error {
 	k.lastRelist.Store(k.clock.Now().UnixNano())
 	k.adoptOrphans()
 	k.sweepMirrors(ctx)
-	k.observeRuntime()
 	return nil
 }
 
@@ -119,7 +118,6 @@ func (k *Kubelet) handleContainerEvent(ctx context.Context, ev sandbox.Container
 	if uid := k.cache.putContainer(st); uid != "" {
 		k.workers.kick(uid)
 	}
-	k.observeRuntime()
 }
 
 // refreshContainer re-reads one container after the worker acted on it.

@@ -73,6 +73,26 @@ type WatchOptions struct {
 	// whose resourceVersion the store sets; bookmarks need NewFunc.
 	Bookmarks bool
 	NewFunc   func() runtime.Object
+	// Index, when set, promises that Predicate accepts only objects for
+	// which Index.Func returns Index.Value (a field selector's exact
+	// match, such as the kubelet's spec.nodeName=<node>). A store may then
+	// skip, without running Predicate, every change whose object and
+	// previous object both have another value: the watch cache indexes
+	// its watchers by value, so a change visits only the watchers of its
+	// values. The events delivered are the same as without Index.
+	Index *WatchIndex
+}
+
+// WatchIndex names the value a watch's predicate requires of one indexed
+// field.
+type WatchIndex struct {
+	// Name identifies Func: every watch giving the same Name gives a Func
+	// computing the same thing (e.g. "pods:spec.nodeName").
+	Name string
+	// Func returns the indexed value of an object.
+	Func func(obj runtime.Object) string
+	// Value is the value the watch's predicate requires.
+	Value string
 }
 
 // Store persists objects under keys. Objects passed in and returned are

@@ -52,14 +52,18 @@ func main() {
 	runs := flag.Int("runs", 1, "repetitions (a fresh Deployment each; the image stays cached)")
 	kubectl := flag.String("kubectl", "kubectl", "the kubectl binary")
 	timeout := flag.Duration("timeout", 10*time.Minute, "limit per run")
+	probe := probe{print: true}
+	flag.StringVar(&probe.cpuprofile, "cpuprofile", "", "write a CPU profile of the (last) measured run to this file")
+	flag.StringVar(&probe.memprofile, "memprofile", "", "write a heap profile (alloc_space: what the run allocated) after the (last) measured run")
+	flag.BoolVar(&probe.requests, "requests", true, "print the API server's requests and watch events per pod during each run")
 	flag.Parse()
 	ctx := context.Background()
 	var err error
 	switch *mode {
 	case "real":
-		err = runReal(ctx, *kubectl, or(*replicas, 100), *runs, *timeout)
+		err = runReal(ctx, *kubectl, or(*replicas, 100), *runs, *timeout, probe)
 	case "sim":
-		err = runSim(ctx, *kubectl, *nodes, or(*replicas, 10000), *runs, *timeout)
+		err = runSim(ctx, *kubectl, *nodes, or(*replicas, 10000), *runs, *timeout, probe)
 	default:
 		err = fmt.Errorf("unknown -mode %q", *mode)
 	}
@@ -77,7 +81,7 @@ func or(v, def int) int {
 }
 
 // runReal measures on a one-node cluster with real containers.
-func runReal(ctx context.Context, kubectl string, replicas, runs int, timeout time.Duration) (retErr error) {
+func runReal(ctx context.Context, kubectl string, replicas, runs int, timeout time.Duration, p probe) (retErr error) {
 	dir, err := os.MkdirTemp("", "bench-deploy-")
 	if err != nil {
 		return err
@@ -118,22 +122,20 @@ func runReal(ctx context.Context, kubectl string, replicas, runs int, timeout ti
 		return err
 	}
 	// Warm the image cache, as issue 7's pod startup SLI does.
-	if _, err := measure(ctx, c.Client(), kubectl, kubeconfig, "warm", c.Image("bench/web:1"), 1, timeout); err != nil {
+	if _, err := measure(ctx, c.Client(), kubectl, kubeconfig, "warm", c.Image("bench/web:1"), 1, timeout, probe{}); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	fmt.Printf("real containers, 1 node, %d replicas (image cached)\n", replicas)
 	for i := range runs {
-		r, err := measure(ctx, c.Client(), kubectl, kubeconfig, fmt.Sprintf("web%d", i), c.Image("bench/web:1"), replicas, timeout)
-		if err != nil {
+		if _, err := measure(ctx, c.Client(), kubectl, kubeconfig, fmt.Sprintf("web%d", i), c.Image("bench/web:1"), replicas, timeout, p); err != nil {
 			return err
 		}
-		fmt.Println(r)
 	}
 	return nil
 }
 
 // runSim measures on the simulated cluster.
-func runSim(ctx context.Context, kubectl string, nodes, replicas, runs int, timeout time.Duration) error {
+func runSim(ctx context.Context, kubectl string, nodes, replicas, runs int, timeout time.Duration, p probe) error {
 	dir, err := os.MkdirTemp("", "bench-deploy-sim-")
 	if err != nil {
 		return err
@@ -151,13 +153,20 @@ func runSim(ctx context.Context, kubectl string, nodes, replicas, runs int, time
 	}
 	fmt.Printf("fake runtime, %d nodes, %d replicas\n", nodes, replicas)
 	for i := range runs {
-		r, err := measure(ctx, c.Client(), kubectl, kubeconfig, fmt.Sprintf("sim%d", i), "sim/app:1", replicas, timeout)
-		if err != nil {
+		if _, err := measure(ctx, c.Client(), kubectl, kubeconfig, fmt.Sprintf("sim%d", i), "sim/app:1", replicas, timeout, p); err != nil {
 			return err
 		}
-		fmt.Println(r)
 	}
 	return nil
+}
+
+// probe is what measure records besides time: a CPU profile and the API
+// server's request counts.
+type probe struct {
+	cpuprofile string
+	memprofile string
+	requests   bool
+	print      bool // print the result
 }
 
 // result of one measurement.
@@ -165,6 +174,7 @@ type result struct {
 	replicas   int
 	kubectl    time.Duration // kubectl create returned
 	created    time.Duration // the ReplicaSet has created every pod
+	rsReady    time.Duration // the ReplicaSet counts every pod available
 	available  time.Duration
 	cpu        time.Duration
 	loadBefore string
@@ -172,14 +182,15 @@ type result struct {
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("replicas %d: kubectl returned %s, all pods created %s, %d available %s; cpu (user+sys, this process) %s; load %s → %s",
-		r.replicas, r.kubectl.Round(time.Millisecond), r.created.Round(time.Millisecond), r.replicas,
+	return fmt.Sprintf("replicas %d: kubectl returned %s, all pods created %s, ReplicaSet available %s, %d available %s; cpu (user+sys, this process) %s; load %s → %s",
+		r.replicas, r.kubectl.Round(time.Millisecond), r.created.Round(time.Millisecond), r.rsReady.Round(time.Millisecond), r.replicas,
 		r.available.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.loadBefore, r.loadAfter)
 }
 
 // measure runs kubectl create deploy and waits for every replica to be
-// available, then deletes the Deployment and waits for its pods to go.
-func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, name, image string, replicas int, timeout time.Duration) (result, error) {
+// available (printing the result when p.print), then deletes the
+// Deployment and waits for its pods to go.
+func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, name, image string, replicas int, timeout time.Duration, p probe) (result, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r := result{replicas: replicas, loadBefore: loadAverage()}
@@ -193,6 +204,17 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 		return r, err
 	}
 	defer rsw.Stop()
+	var before counters
+	if p.requests {
+		if before, err = scrapeCounters(ctx, cl); err != nil {
+			return r, err
+		}
+	}
+	stopProfile, err := startCPUProfile(p.cpuprofile)
+	if err != nil {
+		return r, err
+	}
+	defer stopProfile()
 	cpu0 := procstat.SelfCPU()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "deploy", name, "--image="+image, "--replicas="+strconv.Itoa(replicas))
@@ -200,7 +222,7 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 		return r, fmt.Errorf("kubectl create deploy: %v\n%s", err, out)
 	}
 	r.kubectl = time.Since(start)
-	for r.available == 0 || r.created == 0 {
+	for r.available == 0 || r.created == 0 || r.rsReady == 0 {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
@@ -216,6 +238,9 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 			if rs, isRS := ev.Object.(*appsv1.ReplicaSet); isRS && rs.Status.Replicas == int32(replicas) && r.created == 0 {
 				r.created = time.Since(start)
 			}
+			if rs, isRS := ev.Object.(*appsv1.ReplicaSet); isRS && rs.Status.AvailableReplicas == int32(replicas) && r.rsReady == 0 {
+				r.rsReady = time.Since(start)
+			}
 		case <-ctx.Done():
 			st := "unknown"
 			if d, err := cl.AppsV1().Deployments("default").Get(context.WithoutCancel(ctx), name, metav1.GetOptions{}); err == nil {
@@ -226,6 +251,23 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 	}
 	r.cpu = procstat.SelfCPU() - cpu0
 	r.loadAfter = loadAverage()
+	stopProfile()
+	if p.print {
+		fmt.Println(r) // now: deleting the pods may take long
+	}
+	if err := writeHeapProfile(p.memprofile); err != nil {
+		return r, err
+	}
+	if p.requests {
+		after, err := scrapeCounters(ctx, cl)
+		if err != nil {
+			return r, err
+		}
+		printDelta(os.Stdout, before, after, replicas)
+		if err := printEvents(ctx, cl, os.Stdout, replicas); err != nil {
+			return r, err
+		}
+	}
 	if err := cl.AppsV1().Deployments("default").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		return r, err
 	}

@@ -46,13 +46,18 @@ type Controller struct {
 	podLister  corelisters.PodLister
 	podIndexer cache.Indexer
 	synced     []cache.InformerSynced
+	written    lastWrites // the last status writes (coalesce.go)
+	// pendingDelay delays the syncs of pod changes while expectations
+	// are pending (coalesce.go).
+	pendingDelay time.Duration
 }
 
 var _ controller.Controller = (*Controller)(nil)
 
 type options struct {
-	burst      int
-	podControl controller.PodControl
+	burst        int
+	podControl   controller.PodControl
+	pendingDelay time.Duration
 }
 
 // Option configures the controller.
@@ -65,6 +70,20 @@ func WithBurstReplicas(n int) Option {
 			return fmt.Errorf("burst replicas %d must be positive", n)
 		}
 		o.burst = n
+		return nil
+	}
+}
+
+// WithPendingSyncDelay sets how long a pod change waits to sync its
+// ReplicaSet while that ReplicaSet still expects pod creations or
+// deletions (default DefaultPendingSyncDelay; 0 syncs at once, as
+// Kubernetes' controller does). See coalesce.go.
+func WithPendingSyncDelay(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("pending sync delay %s must not be negative", d)
+		}
+		o.pendingDelay = d
 		return nil
 	}
 }
@@ -91,7 +110,7 @@ func New(c *controller.Context, opts ...Option) (*Controller, error) {
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("replicaset controller: %w", err)
 	}
-	o := options{burst: DefaultBurstReplicas}
+	o := options{burst: DefaultBurstReplicas, pendingDelay: DefaultPendingSyncDelay}
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
 			return nil, fmt.Errorf("replicaset controller: %w", err)
@@ -116,6 +135,7 @@ func New(c *controller.Context, opts ...Option) (*Controller, error) {
 		ctx:          c,
 		log:          log,
 		burst:        o.burst,
+		pendingDelay: o.pendingDelay,
 		podControl:   o.podControl,
 		expectations: controller.NewUIDTrackingExpectations(c.Clock),
 		queue:        controller.NewQueueWithClock[string](Name, c.Clock),
@@ -183,6 +203,7 @@ func (rc *Controller) deleteRS(obj any) {
 		return
 	}
 	rc.expectations.Delete(key)
+	rc.written.forget(key)
 	rc.queue.Add(key)
 }
 
@@ -231,7 +252,7 @@ func (rc *Controller) addPod(obj any) {
 		}
 		key, _ := controller.KeyFunc(rs)
 		rc.expectations.CreationObserved(key)
-		rc.queue.Add(key)
+		rc.queuePodChange(key)
 		return
 	}
 	for _, rs := range rc.matchingReplicaSets(pod) {
@@ -266,7 +287,12 @@ func (rc *Controller) updatePod(oldObj, curObj any) {
 		if rs == nil {
 			return
 		}
-		rc.enqueue(rs)
+		if !refChanged && !labelsChanged && unchangedForSync(old, cur) && rc.expectsChanges(rs) {
+			return // see coalesce.go
+		}
+		if key, err := controller.KeyFunc(rs); err == nil {
+			rc.queuePodChange(key)
+		}
 		// A pod that just became ready becomes available minReadySeconds
 		// later, and nothing else will wake the ReplicaSet then.
 		if rs.Spec.MinReadySeconds > 0 && !controller.IsPodReady(old) && controller.IsPodReady(cur) {
@@ -279,6 +305,13 @@ func (rc *Controller) updatePod(oldObj, curObj any) {
 			rc.enqueue(rs)
 		}
 	}
+}
+
+// expectsChanges reports whether rs still expects pod creations or
+// deletions (not yet observed nor expired).
+func (rc *Controller) expectsChanges(rs *appsv1.ReplicaSet) bool {
+	key, err := controller.KeyFunc(rs)
+	return err == nil && !rc.expectations.Satisfied(key)
 }
 
 func (rc *Controller) deletePod(obj any) {
@@ -302,5 +335,5 @@ func (rc *Controller) deletePod(obj any) {
 	}
 	key, _ := controller.KeyFunc(rs)
 	rc.expectations.DeletionObserved(key, controller.PodKey(pod))
-	rc.queue.Add(key)
+	rc.queuePodChange(key)
 }

@@ -27,11 +27,13 @@ func (rc *Controller) sync(ctx context.Context, key string) error {
 	rs, err := rc.rsLister.ReplicaSets(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		rc.expectations.Delete(key)
+		rc.written.forget(key)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("reading replicaset %s: %w", key, err)
 	}
+	rs = rc.written.fresh(key, rs)
 	needsSync := rc.expectations.Satisfied(key)
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
@@ -58,11 +60,15 @@ func (rc *Controller) sync(ctx context.Context, key string) error {
 	if needsSync && rs.DeletionTimestamp == nil {
 		manageErr = rc.manageReplicas(ctx, pods, rs, key)
 	}
+	from := rs
 	rs = rs.DeepCopy()
 	status := calculateStatus(rs, pods, manageErr, rc.ctx.Clock.Now())
 	updated, err := rc.updateStatus(ctx, rs, status)
 	if err != nil {
 		return err
+	}
+	if updated != rs {
+		rc.written.record(key, from, updated)
 	}
 	if manageErr != nil {
 		return manageErr

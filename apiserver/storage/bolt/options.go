@@ -54,7 +54,7 @@ func WithHistory(events int) Option { return shared(engine.WithHistory(events)) 
 func WithHistoryMaxAge(d time.Duration) Option { return shared(engine.WithHistoryMaxAge(d)) }
 
 // WithWatcherBuffer sets how many events a watcher may have pending before
-// it is dropped (default 1,000).
+// it is dropped (default 10,000, watchcache.DefaultWatcherBuffer).
 func WithWatcherBuffer(events int) Option { return shared(engine.WithWatcherBuffer(events)) }
 
 // WithBookmarkInterval sets how often watchers asking for bookmarks get one

@@ -144,7 +144,7 @@ func WithCatchUpTimeout(d time.Duration) Option {
 func WithHistory(events int) Option { return withCache(watchcache.WithCapacity(events)) }
 
 // WithWatcherBuffer sets how many events a watcher may have pending before
-// it is dropped (default 1,000).
+// it is dropped (default 10,000, watchcache.DefaultWatcherBuffer).
 func WithWatcherBuffer(events int) Option { return withCache(watchcache.WithWatcherBuffer(events)) }
 
 // WithBookmarkInterval sets how often watchers asking for bookmarks get one

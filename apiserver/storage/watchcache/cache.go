@@ -3,8 +3,10 @@ package watchcache
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -51,9 +53,13 @@ type Cache struct {
 	rev      uint64
 	floor    uint64
 	ring     ring
-	watchers map[*watcher]struct{}
+	watchers watcherSet
 	dropped  uint64
 	closed   bool
+	// budget is the dispatch budget left (WithDispatchBudget), as of
+	// budgetAt (real time: it bounds how long writers really wait).
+	budget   time.Duration
+	budgetAt time.Time
 
 	closedCh chan struct{}
 	wg       sync.WaitGroup
@@ -73,15 +79,18 @@ func New(rev uint64, opts ...Option) (*Cache, error) {
 		rev:      rev,
 		floor:    rev,
 		ring:     newRing(o.capacity),
-		watchers: make(map[*watcher]struct{}),
+		watchers: newWatcherSet(),
 		closedCh: make(chan struct{}),
+		budget:   o.dispatchBudget,
+		budgetAt: time.Now(),
 	}, nil
 }
 
 // Append records events, which must carry revisions above every revision
 // appended before, in increasing order, and hands them to the watchers
-// whose prefix they fall under. It never blocks on a watcher: one whose
-// buffer is full is dropped. It fails with storage.ErrClosed after Close.
+// whose prefix they fall under. A watcher whose buffer is full is waited
+// for only within the dispatch budget (WithDispatchBudget), then dropped.
+// It fails with storage.ErrClosed after Close.
 func (c *Cache) Append(events ...Event) error {
 	now := c.opts.clock.Now()
 	c.mu.Lock()
@@ -98,25 +107,52 @@ func (c *Cache) Append(events ...Event) error {
 			c.floor = old.Revision
 		}
 		c.rev = ev.Revision
-		for w := range c.watchers {
-			if !strings.HasPrefix(ev.Key, w.prefix) {
-				continue
-			}
-			select {
-			case w.in <- e:
-			default:
+		c.watchers.visit(&e.Event, func(w *watcher) {
+			if !w.in.push(e) && !c.waitLocked(w, e) {
 				c.dropLocked(w)
 			}
-		}
+		})
 	}
 	c.expireLocked()
 	return nil
 }
 
+// waitLocked waits, within the dispatch budget left, for room in w's
+// buffer for e; it returns whether e was queued. The budget not used is
+// given back.
+func (c *Cache) waitLocked(w *watcher, e *entry) bool {
+	now := time.Now()
+	c.budget = min(c.opts.dispatchBudget, c.budget+time.Duration(float64(dispatchRefillPerSecond)*now.Sub(c.budgetAt).Seconds()))
+	c.budgetAt = now
+	if c.budget <= 0 {
+		return false
+	}
+	t := time.NewTimer(c.budget)
+	defer t.Stop()
+	defer func() {
+		c.budget = max(c.budget-time.Since(now), 0)
+		c.budgetAt = time.Now()
+	}()
+	for {
+		select {
+		case <-w.in.room:
+			if w.in.push(e) {
+				return true
+			}
+		case <-t.C:
+			return false
+		case <-w.stop:
+			return false
+		case <-w.ctx.Done():
+			return false
+		}
+	}
+}
+
 // dropLocked removes a watcher whose buffer overflowed; its goroutine
 // notices, logs and closes the result channel.
 func (c *Cache) dropLocked(w *watcher) {
-	delete(c.watchers, w)
+	c.watchers.remove(w)
 	select {
 	case <-w.stop:
 		return // ending anyway: not a slow reader
@@ -164,14 +200,18 @@ func (c *Cache) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 		return nil, fmt.Errorf("%w: %d (%d)", storage.ErrGone, from, c.floor)
 	}
 	history := c.ring.after(from, func(key string) bool { return strings.HasPrefix(key, prefix) })
+	if opts.Index != nil {
+		history = slices.DeleteFunc(history, func(e *entry) bool { return !indexMatches(opts.Index, &e.Event) })
+	}
 	w := &watcher{
 		cache:    c,
 		ctx:      ctx,
 		prefix:   prefix,
 		pred:     opts.Predicate,
+		index:    opts.Index,
 		newFunc:  opts.NewFunc,
 		bookmark: opts.Bookmarks && opts.NewFunc != nil,
-		in:       make(chan *entry, c.opts.watcherBuffer),
+		in:       newQueue(c.opts.watcherBuffer),
 		result:   make(chan watch.Event),
 		stop:     make(chan struct{}),
 		dropped:  make(chan struct{}),
@@ -191,7 +231,7 @@ func (c *Cache) Watch(ctx context.Context, prefix string, opts storage.WatchOpti
 			w.finish()
 		}
 	})
-	c.watchers[w] = struct{}{}
+	c.watchers.add(w)
 	return w, nil
 }
 
@@ -212,7 +252,7 @@ func (c *Cache) Stats() Stats {
 		Revision: c.rev,
 		Floor:    c.floor,
 		Events:   c.ring.len(),
-		Watchers: len(c.watchers),
+		Watchers: c.watchers.len(),
 		Dropped:  c.dropped,
 	}
 }
@@ -233,7 +273,7 @@ func (c *Cache) Close() {
 // remove forgets a watcher that ended on its own.
 func (c *Cache) remove(w *watcher) {
 	c.mu.Lock()
-	delete(c.watchers, w)
+	c.watchers.remove(w)
 	c.mu.Unlock()
 }
 
@@ -243,7 +283,7 @@ func (c *Cache) remove(w *watcher) {
 func (c *Cache) progress(w *watcher, last uint64) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(w.in) == 0 && c.rev > last {
+	if w.in.len() == 0 && c.rev > last {
 		return c.rev
 	}
 	return last

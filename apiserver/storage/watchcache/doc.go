@@ -19,8 +19,12 @@
 //   - a predicate turns a change into ADDED, MODIFIED or DELETED depending
 //     on whether the object enters, stays in or leaves the selection;
 //   - every watcher has its own bounded buffer; a watcher whose buffer
-//     overflows is dropped (its channel closed, a warning logged, a counter
-//     incremented), so a slow reader never blocks writers or other readers;
+//     is full is waited for only within a small dispatch budget that
+//     refills over time (as kube-apiserver's cacher does), so a reader
+//     descheduled during a burst of writes catches up instead of being
+//     dropped and relisting, then dropped (its channel closed, a warning
+//     logged, a counter incremented), so a slow reader never holds up
+//     writers or other readers for long;
 //   - watchers that ask for bookmarks get periodic watch.Bookmark events
 //     carrying the revision they have caught up to.
 //

@@ -11,9 +11,14 @@ import (
 // Defaults of a Cache.
 const (
 	DefaultCapacity         = 10000
-	DefaultWatcherBuffer    = 1000
+	DefaultWatcherBuffer    = 10000
 	DefaultBookmarkInterval = 5 * time.Second
+	DefaultDispatchBudget   = 100 * time.Millisecond
 )
+
+// dispatchRefillPerSecond is how much dispatch budget each second of real
+// time gives back, as kube-apiserver's cacher refills its own.
+const dispatchRefillPerSecond = 50 * time.Millisecond
 
 // Option configures a Cache. Options reject values that make no sense.
 type Option func(*options) error
@@ -23,6 +28,7 @@ type options struct {
 	maxAge           time.Duration
 	watcherBuffer    int
 	bookmarkInterval time.Duration
+	dispatchBudget   time.Duration
 	clock            clock.WithTicker
 	logger           *slog.Logger
 }
@@ -32,6 +38,7 @@ func defaultOptions() options {
 		capacity:         DefaultCapacity,
 		watcherBuffer:    DefaultWatcherBuffer,
 		bookmarkInterval: DefaultBookmarkInterval,
+		dispatchBudget:   DefaultDispatchBudget,
 		clock:            clock.RealClock{},
 		logger:           slog.Default(),
 	}
@@ -64,13 +71,34 @@ func WithMaxAge(d time.Duration) Option {
 }
 
 // WithWatcherBuffer sets how many live events a watcher may have pending
-// before it is dropped (default 1,000).
+// before it is dropped (default 10,000, as deep as the default history: a
+// watcher further behind could not resume from it anyway). A watcher holds
+// memory only for the events actually pending, so the limit costs idle
+// watchers nothing.
 func WithWatcherBuffer(events int) Option {
 	return func(o *options) error {
 		if events < 1 {
 			return fmt.Errorf("watcher buffer %d: must be at least 1", events)
 		}
 		o.watcherBuffer = events
+		return nil
+	}
+}
+
+// WithDispatchBudget sets how long Append may wait, in all, for watchers
+// whose buffer is full before dropping them (default 100ms), as
+// kube-apiserver's cacher does with its dispatch timeout budget: a reader
+// that is only momentarily behind (descheduled while writers burst) gets
+// the time to catch up instead of being dropped and relisting, and the
+// writers slow down meanwhile. The budget refills by 50ms per second up to
+// d, so a reader that stays behind is still dropped and writers are never
+// held up for long. 0 drops a watcher as soon as its buffer is full.
+func WithDispatchBudget(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("dispatch budget %s: must not be negative", d)
+		}
+		o.dispatchBudget = d
 		return nil
 	}
 }

@@ -46,12 +46,13 @@ type watcher struct {
 	ctx      context.Context
 	prefix   string
 	pred     storage.Predicate
+	index    *storage.WatchIndex // nil: not indexed
 	newFunc  func() runtime.Object
 	bookmark bool
 	ticker   clock.Ticker // nil without bookmarks
 	tick     <-chan time.Time
 
-	in      chan *entry      // live events, bounded: overflow drops the watcher
+	in      *queue           // live events, bounded: overflow drops the watcher
 	result  chan watch.Event // what a ResultChan reader reads
 	stop    chan struct{}    // closed by Stop
 	dropped chan struct{}    // closed by the cache when the buffer overflowed
@@ -167,16 +168,13 @@ func (w *watcher) pull(buf []watch.Event, limit int) ([]watch.Event, bool) {
 		var e *entry
 		if len(w.history) > 0 {
 			e, w.history[0], w.history = w.history[0], nil, w.history[1:]
-		} else if len(buf) > start {
-			// Something to return: take what is waiting, without blocking.
+		} else if e = w.in.pop(); e == nil && len(buf) > start {
+			// Something to return and nothing more waiting.
+			return buf, true
+		} else if e == nil {
 			select {
-			case e = <-w.in:
-			default:
-				return buf, true
-			}
-		} else {
-			select {
-			case e = <-w.in:
+			case <-w.in.ready:
+				continue
 			case <-w.tick:
 				if ev, ok := w.bookmarkEvent(); ok {
 					buf = append(buf, ev)
@@ -236,8 +234,11 @@ func (w *watcher) bookmarkEvent() (watch.Event, bool) {
 }
 
 func (w *watcher) logDropped() {
-	w.cache.opts.logger.Warn("watch: dropping a watcher too slow to keep up",
-		"prefix", w.prefix, "buffer", w.cache.opts.watcherBuffer, "lastRevision", w.lastRev)
+	attrs := []any{"prefix", w.prefix, "buffer", w.cache.opts.watcherBuffer, "lastRevision", w.lastRev}
+	if w.index != nil {
+		attrs = append(attrs, "index", w.index.Name+"="+w.index.Value)
+	}
+	w.cache.opts.logger.Warn("watch: dropping a watcher too slow to keep up", attrs...)
 }
 
 // convert applies Kubernetes predicate semantics to an event: an object

@@ -20,6 +20,16 @@
 //
 // Node IPAM is off: each node registers with a PodCIDR derived from its
 // index inside 10.0.0.0/8, which no host route ever sees.
+//
+// The rest is configured as a real cluster's would be, so that a
+// simulation costs what the real pieces cost: the in-process components
+// speak protobuf, as Kubernetes' own components do; each node has the
+// cluster DNS address podkit.NodeConfig defaults to (without one the
+// kubelet would record a DNS fallback warning for every pod); the
+// kubelets relist their runtime as rarely as an evented PLEG does
+// (Config.RelistInterval), since the fake runtime reports every container
+// change; and the nodes' pod directories live on /dev/shm when it exists
+// (Config.Dir), a simulated node's disk being no part of the measure.
 package sim
 
 import (
@@ -36,12 +46,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/podkit/podkit/apiserver"
 	"github.com/podkit/podkit/apiserver/app"
+	"github.com/podkit/podkit/cni"
 	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/controller/controllers"
 	"github.com/podkit/podkit/internal/inproc"
@@ -69,10 +81,38 @@ type Config struct {
 	Port int
 	// Kubeconfig, when set, receives a kubeconfig for kubectl.
 	Kubeconfig string
+	// RelistInterval is each kubelet's runtime relist period (default
+	// DefaultRelistInterval). The fake runtime reports every container
+	// change as an event and the pod workers record their own operations,
+	// so, as with Kubernetes' evented PLEG (which relists every 5
+	// minutes), the relist is only a safety net; listing a hundred pods
+	// on every node every second would cost a simulation of many nodes
+	// more CPU than the pods' births.
+	RelistInterval time.Duration
+	// Dir is where the nodes' files go (pod directories and logs): a new
+	// directory under it, removed by Stop. Default: /dev/shm when it is
+	// a directory (a simulated node's disk need not be the host's),
+	// else the system's temporary directory.
+	Dir string
 	// Controllers tunes the controller manager (node IPAM is always off).
 	Controllers controllers.Options
 	Logger      *slog.Logger
 }
+
+// DefaultRelistInterval is a simulated kubelet's relist period.
+const DefaultRelistInterval = 30 * time.Second
+
+// defaultDir is /dev/shm when it exists, else the temporary directory.
+func defaultDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+// clusterDNS is the cluster DNS service address pods' resolv.conf names,
+// podkit.NodeConfig's default.
+var clusterDNS = netip.MustParseAddr("10.96.0.10")
 
 // Cluster is a running simulated cluster.
 type Cluster struct {
@@ -119,8 +159,14 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, retErr error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.RelistInterval == 0 {
+		cfg.RelistInterval = DefaultRelistInterval
+	}
+	if cfg.Dir == "" {
+		cfg.Dir = defaultDir()
+	}
 	cfg.Controllers.Disable = append(cfg.Controllers.Disable, "nodeipam")
-	dir, err := os.MkdirTemp("", "podkit-sim-")
+	dir, err := os.MkdirTemp(cfg.Dir, "podkit-sim-")
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
@@ -146,6 +192,10 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, retErr error) {
 	}
 	// In-process components reach the API server without TCP.
 	c.rc = inproc.RESTConfig(c.api.Server.Handler())
+	// Like Kubernetes' own components (--kube-api-content-type), speak
+	// protobuf; JSON remains acceptable for resources without protobuf.
+	c.rc.ContentType = runtime.ContentTypeProtobuf
+	c.rc.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	if c.client, err = kubernetes.NewForConfig(c.rc); err != nil {
 		return nil, err
 	}
@@ -204,8 +254,13 @@ func (c *Cluster) newNode(i int) (*node, error) {
 	root := filepath.Join(c.dir, name)
 	k, err := kubelet.New(kubelet.Config{
 		NodeName: name, Client: c.client, Runtime: rt, Images: newImages(), Volumes: volumes{}, NodeStatus: st,
-		RootDir: filepath.Join(root, "kubelet"), LogDir: filepath.Join(root, "logs"), MaxPods: c.cfg.MaxPods,
+		RootDir: filepath.Join(root, "kubelet"), LogDir: filepath.Join(root, "logs"),
+		MaxPods: c.cfg.MaxPods, RelistInterval: c.cfg.RelistInterval,
 		NodeIPs: []netip.Addr{netip.AddrFrom4([4]byte{172, 30, byte(i >> 8), byte(i)})}, Logger: c.cfg.Logger,
+		// As podkit.NodeConfig's defaults: without a cluster DNS address
+		// every ClusterFirst pod would fall back to Default with a warning
+		// event, which no configured cluster emits.
+		DNS: cni.NodeDNS{ClusterDNS: []netip.Addr{clusterDNS}, ClusterDomain: "cluster.local"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: node %s: kubelet: %w", name, err)

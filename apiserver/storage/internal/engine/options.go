@@ -32,7 +32,7 @@ func WithHistoryMaxAge(d time.Duration) Option {
 }
 
 // WithWatcherBuffer sets how many events a watcher may have pending before
-// it is dropped (default 1,000).
+// it is dropped (default 10,000, watchcache.DefaultWatcherBuffer).
 func WithWatcherBuffer(events int) Option {
 	return func(c *Config) error {
 		c.Watch = append(c.Watch, watchcache.WithWatcherBuffer(events))
