@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,8 +103,10 @@ func (s *Server) updateShared(ctx context.Context, res *Resource, info requestIn
 		if err != nil {
 			return nil, err
 		}
-		fieldmanager.IgnoreTimestampOnlyChanges(obj, cur)
-		if m.GetResourceVersion() == cm.GetResourceVersion() && equality.Semantic.DeepEqual(obj, cur) {
+		// Semantic equality, through the field manager's comparer: it
+		// finds the change of a real write without walking the whole object.
+		s.fields.IgnoreTimestampOnlyChanges(obj, cur)
+		if m.GetResourceVersion() == cm.GetResourceVersion() && s.fields.Equal(obj, cur) {
 			return nil, errNoop{cur: cur}
 		}
 		if dry {

@@ -306,3 +306,34 @@ func TestCreateFieldsRandomObjects(t *testing.T) {
 	}
 	t.Logf("fast path covered %d of %d random objects", covered, total)
 }
+
+// TestCreateFieldsReusesTheLatestJSONOnlyForTheSameSet: one Manager records
+// a sequence of creates of one kind whose field sets repeat and change;
+// each must come out as the library records it.
+func TestCreateFieldsReusesTheLatestJSONOnlyForTheSameSet(t *testing.T) {
+	fastM, _ := newManager(t)
+	slowM, _ := newManager(t)
+	slowM.slowCreate = true
+	ctx := context.Background()
+	cm := func(keys ...string) *corev1.ConfigMap {
+		c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "default"}, Data: map[string]string{}}
+		for _, k := range keys {
+			c.Data[k] = "v"
+		}
+		return c
+	}
+	for i, obj := range []*corev1.ConfigMap{cm("a"), cm("a"), cm("b"), cm("a", "b"), cm("a", "b"), cm(), cm("a")} {
+		fast, err := fastM.Update(ctx, nil, obj.DeepCopy(), cmGVK, UpdateOptions{FieldManager: "m"})
+		require.NoError(t, err)
+		slow, err := slowM.Update(ctx, nil, obj.DeepCopy(), cmGVK, UpdateOptions{FieldManager: "m"})
+		require.NoError(t, err, "create %d", i)
+		requireSameCreate(t, fast, slow)
+	}
+	first, err := fastM.Update(ctx, nil, cm("a"), cmGVK, UpdateOptions{FieldManager: "m"})
+	require.NoError(t, err)
+	second, err := fastM.Update(ctx, nil, cm("a"), cmGVK, UpdateOptions{FieldManager: "m"})
+	require.NoError(t, err)
+	raw := first.(*corev1.ConfigMap).ManagedFields[0].FieldsV1.Raw
+	raw[0] = 'X' // each object owns its bytes
+	assert.NotEqual(t, raw, second.(*corev1.ConfigMap).ManagedFields[0].FieldsV1.Raw)
+}

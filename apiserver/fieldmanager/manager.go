@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/podkit/podkit/apiserver/defaults"
+	"github.com/podkit/podkit/apiserver/internal/semantic"
 )
 
 // Manager performs server-side apply and records the field ownership of
@@ -31,6 +32,8 @@ type Manager struct {
 
 	plans      createPlans
 	slowCreate bool // tests: record creates through the library only
+
+	same semantic.Comparer // no-op checks of updates
 }
 
 type managerKey struct {

@@ -61,6 +61,21 @@ func hadTime(entries []metav1.ManagedFieldsEntry, t *metav1.Time) bool {
 // does not bump the resourceVersion just for a timestamp. It reports
 // whether it restored anything.
 func IgnoreTimestampOnlyChanges(newObj, oldObj runtime.Object) bool {
+	return ignoreTimestampOnlyChanges(newObj, oldObj, equality.Semantic.DeepEqual)
+}
+
+// IgnoreTimestampOnlyChanges is the package's IgnoreTimestampOnlyChanges
+// with the Manager's semantic.Comparer: the same answer, found without
+// walking the whole object when the write changed something.
+func (m *Manager) IgnoreTimestampOnlyChanges(newObj, oldObj runtime.Object) bool {
+	return ignoreTimestampOnlyChanges(newObj, oldObj, m.same.Equal)
+}
+
+// Equal reports equality.Semantic.DeepEqual(a, b), through the Manager's
+// semantic.Comparer.
+func (m *Manager) Equal(a, b runtime.Object) bool { return m.same.Equal(a, b) }
+
+func ignoreTimestampOnlyChanges(newObj, oldObj runtime.Object, equal func(a, b any) bool) bool {
 	na, err1 := meta.Accessor(newObj)
 	oa, err2 := meta.Accessor(oldObj)
 	if err1 != nil || err2 != nil {
@@ -90,7 +105,7 @@ func IgnoreTimestampOnlyChanges(newObj, oldObj runtime.Object) bool {
 		restored[i].Time = of[i].Time.DeepCopy()
 	}
 	na.SetManagedFields(restored)
-	if equality.Semantic.DeepEqual(newObj, oldObj) {
+	if equal(newObj, oldObj) {
 		return true
 	}
 	na.SetManagedFields(nf)

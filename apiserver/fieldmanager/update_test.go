@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/podkit/podkit/apiserver/scheme"
@@ -201,15 +202,23 @@ func TestIgnoreTimestampOnlyChanges(t *testing.T) {
 			return c
 		}(), false, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			old := base(0, "a")
-			assert.Equal(t, tt.want, IgnoreTimestampOnlyChanges(tt.newObj, old))
-			if tt.wantTime != nil {
-				assert.True(t, tt.wantTime.Equal(tt.newObj.ManagedFields[0].Time))
-			}
-			assert.Equal(t, base(0, "a"), old, "old untouched")
-		})
+	m, _ := newManager(t)
+	impls := map[string]func(newObj, oldObj runtime.Object) bool{
+		"func":    IgnoreTimestampOnlyChanges,
+		"Manager": m.IgnoreTimestampOnlyChanges,
+	}
+	for impl, ignore := range impls {
+		for _, tt := range tests {
+			t.Run(impl+"/"+tt.name, func(t *testing.T) {
+				old := base(0, "a")
+				newObj := tt.newObj.DeepCopy()
+				assert.Equal(t, tt.want, ignore(newObj, old))
+				if tt.wantTime != nil {
+					assert.True(t, tt.wantTime.Equal(newObj.ManagedFields[0].Time))
+				}
+				assert.Equal(t, base(0, "a"), old, "old untouched")
+			})
+		}
 	}
 }
 

@@ -82,6 +82,7 @@ type Engine struct {
 	canonicalData   func(runtime.Object) (runtime.Object, []byte, error)
 	maxBatch        int
 	log             *slog.Logger
+	same            comparer // the no-op check of updates
 
 	reqs      chan *request
 	stopLoop  chan struct{}

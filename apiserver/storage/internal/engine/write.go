@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/podkit/podkit/apiserver/storage"
@@ -91,7 +90,7 @@ func (e *Engine) UpdateShared(ctx context.Context, key string, tryUpdate func(cu
 		if err := storage.SetRevision(cp, cur.Rev); err != nil {
 			return nil, fmt.Errorf("key %q: %w", key, err)
 		}
-		if unchanged(cur.Obj, cp) {
+		if e.same.unchanged(cur.Obj, cp) {
 			return cur.Obj, nil
 		}
 		stored, err := e.commit(&request{kind: opUpdate, key: key, obj: cp, data: data, expect: cur.Rev})
@@ -159,14 +158,4 @@ func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, []byte
 		return nil, nil, fmt.Errorf("key %q: %w: %w", key, storage.ErrInvalidObject, err)
 	}
 	return out, data, nil
-}
-
-// unchanged reports whether next, the engine's private copy, equals the
-// stored cur apart from TypeMeta.
-func unchanged(cur, next runtime.Object) bool {
-	kind := next.GetObjectKind()
-	saved := kind.GroupVersionKind()
-	kind.SetGroupVersionKind(cur.GetObjectKind().GroupVersionKind())
-	defer kind.SetGroupVersionKind(saved)
-	return apiequality.Semantic.DeepEqual(cur, next)
 }
