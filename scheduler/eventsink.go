@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,12 @@ type concurrentSink struct {
 	log     *slog.Logger
 	backoff time.Duration
 
-	mu     sync.RWMutex // guards closed against sends on closed queues
-	closed bool
+	// closed and done say the sink was closed. The queues themselves are
+	// never closed, so a send can never panic and never needs a lock: a
+	// sender blocked on a full queue gives up when done closes, and
+	// writers drain what is queued, then exit.
+	closed atomic.Bool
+	done   chan struct{}
 	queues []chan sinkWrite
 	wg     sync.WaitGroup
 }
@@ -46,19 +51,36 @@ const sinkTries = 3
 // newConcurrentSink starts writers goroutines, each with a queue of depth
 // writes, over next.
 func newConcurrentSink(next record.EventSink, writers, depth int, backoff time.Duration, log *slog.Logger) *concurrentSink {
-	c := &concurrentSink{next: next, log: log, backoff: backoff, queues: make([]chan sinkWrite, writers)}
+	c := &concurrentSink{next: next, log: log, backoff: backoff, done: make(chan struct{}), queues: make([]chan sinkWrite, writers)}
 	for i := range c.queues {
 		q := make(chan sinkWrite, depth)
 		c.queues[i] = q
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			for w := range q {
-				c.write(w)
-			}
+			c.drain(q)
 		}()
 	}
 	return c
+}
+
+// drain writes q's writes until the sink is closed, then what is left.
+func (c *concurrentSink) drain(q chan sinkWrite) {
+	for {
+		select {
+		case w := <-q:
+			c.write(w)
+		case <-c.done:
+			for {
+				select {
+				case w := <-q:
+					c.write(w)
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 var _ record.EventSink = (*concurrentSink)(nil)
@@ -81,14 +103,17 @@ var errSinkClosed = errors.New("event sink closed")
 func (c *concurrentSink) enqueue(w sinkWrite) error {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(w.ev.Namespace + "/" + w.ev.Name))
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
-		// A request construction error is final for the broadcaster.
-		return &rest.RequestConstructionError{Err: errSinkClosed}
+	// A request construction error is final for the broadcaster.
+	closedErr := &rest.RequestConstructionError{Err: errSinkClosed}
+	if c.closed.Load() {
+		return closedErr
 	}
-	c.queues[h.Sum32()%uint32(len(c.queues))] <- w
-	return nil
+	select {
+	case c.queues[h.Sum32()%uint32(len(c.queues))] <- w:
+		return nil
+	case <-c.done:
+		return closedErr
+	}
 }
 
 // write performs one queued write, retrying transport errors.
@@ -113,23 +138,14 @@ func (c *concurrentSink) write(w sinkWrite) {
 	}
 }
 
-func (c *concurrentSink) isClosed() bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.closed
-}
+func (c *concurrentSink) isClosed() bool { return c.closed.Load() }
 
 // close stops accepting writes and waits until the queued ones are done
 // (without retries), or until ctx ends.
 func (c *concurrentSink) close(ctx context.Context) {
-	c.mu.Lock()
-	if !c.closed {
-		c.closed = true
-		for _, q := range c.queues {
-			close(q)
-		}
+	if c.closed.CompareAndSwap(false, true) {
+		close(c.done)
 	}
-	c.mu.Unlock()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {

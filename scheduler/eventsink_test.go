@@ -138,3 +138,40 @@ func TestConcurrentSinkCloseIsBounded(t *testing.T) {
 	c.wg.Wait()
 	assert.Equal(t, []string{"create ns/a"}, next.snapshot())
 }
+
+// TestConcurrentSinkCloseWhileASenderWaits: a sender blocked on a full
+// queue while the sink closes gives up with the sink's error, and close
+// neither deadlocks nor panics.
+func TestConcurrentSinkCloseWhileASenderWaits(t *testing.T) {
+	next := &recordingSink{seen: map[string]bool{}, blockedCh: make(chan struct{})}
+	c := newConcurrentSink(next, 1, 1, time.Millisecond, quietLog)
+	_, err := c.Create(event("a")) // taken by the writer, which blocks in next
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(c.queues[0]) == 0 }, 5*time.Second, time.Millisecond)
+	_, err = c.Create(event("b")) // fills the queue
+	require.NoError(t, err)
+	sent := make(chan error, 1)
+	go func() { _, err := c.Create(event("c")); sent <- err }() // blocks: queue full
+	closed := make(chan struct{})
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.close(ctx)
+		close(closed)
+	}()
+	select {
+	case err := <-sent:
+		require.Error(t, err, "the waiting sender is refused once the sink closes")
+	case <-time.After(10 * time.Second):
+		t.Fatal("a sender blocked on a full queue was not released by close")
+	}
+	close(next.blockedCh)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("close did not return")
+	}
+	assert.Equal(t, []string{"create ns/a", "create ns/b"}, next.snapshot())
+	_, err = c.Create(event("d"))
+	assert.Error(t, err, "closed")
+}

@@ -76,19 +76,10 @@ func (r *Runtime) RemoveRoot(ctx context.Context) error {
 // is gone (it removes it last, under its lock) or nobody holds the lock on
 // it (a supervisor that was killed).
 func waitSupervisorExit(ctx context.Context, root string) error {
-	pidFile := filepath.Join(root, "supervisor.pid")
 	for {
-		f, err := os.Open(pidFile)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("supervisor pid file: %w", err)
-		}
-		err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-		f.Close()
-		if err == nil {
-			return nil
+		running, err := supervisorRunning(root)
+		if err != nil || !running {
+			return err
 		}
 		select {
 		case <-ctx.Done():
@@ -96,6 +87,20 @@ func waitSupervisorExit(ctx context.Context, root string) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// supervisorRunning reports whether a supervisor holds root's pid file
+// lock (it holds it for its whole life and removes the file last).
+func supervisorRunning(root string) (bool, error) {
+	f, err := os.Open(filepath.Join(root, "supervisor.pid"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("supervisor pid file: %w", err)
+	}
+	defer f.Close()
+	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil, nil
 }
 
 // removeIdleRoot deletes root when it holds only what an idle runtime
@@ -110,6 +115,14 @@ func removeIdleRoot(root string) error {
 	defer lock.Close()
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		return fmt.Errorf("%w: a supervisor is starting in %s", ErrRootInUse, root)
+	}
+	// A runtime may have started a supervisor between the wait and the
+	// lock (starting takes the lock only briefly): look again under it.
+	if running, err := supervisorRunning(root); err != nil || running {
+		if err == nil {
+			err = fmt.Errorf("%w: a supervisor serves %s", ErrRootInUse, root)
+		}
+		return err
 	}
 	if err := rootIdle(root); err != nil {
 		return err

@@ -46,13 +46,22 @@ func (q *queue) pop() *entry {
 	e := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
-	if q.head == len(q.items) {
+	switch {
+	case q.head == len(q.items):
 		// Empty: start over, and let a burst's backing array go.
 		if cap(q.items) > 1024 {
 			q.items = nil
 		} else {
 			q.items = q.items[:0]
 		}
+		q.head = 0
+	case q.head >= 64 && q.head >= len(q.items)/2:
+		// A reader that stays a few events behind never empties the
+		// queue: move the pending events to the front so the storage
+		// already read is reused instead of growing with every push.
+		k := copy(q.items, q.items[q.head:])
+		clear(q.items[k:])
+		q.items = q.items[:k]
 		q.head = 0
 	}
 	if n == q.limit {

@@ -41,3 +41,20 @@ func TestQueue(t *testing.T) {
 	}
 	assert.Nil(t, big.items, "a drained burst's backing array is released")
 }
+
+// TestQueueLaggingReaderKeepsStorageBounded: a reader that stays behind
+// never empties the queue; the storage it has read must still be reused.
+func TestQueueLaggingReaderKeepsStorageBounded(t *testing.T) {
+	q := newQueue(10000)
+	for rev := uint64(1); rev <= 100; rev++ {
+		assert.True(t, q.push(&entry{Event: Event{Revision: rev}}))
+	}
+	next := uint64(1)
+	for rev := uint64(101); rev <= 100_000; rev++ {
+		assert.True(t, q.push(&entry{Event: Event{Revision: rev}}))
+		assert.Equal(t, next, q.pop().Revision, "order kept across compactions")
+		next++
+	}
+	assert.Equal(t, 100, q.len())
+	assert.LessOrEqual(t, cap(q.items), 1024, "the read part is reused, not grown")
+}
