@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -380,7 +379,7 @@ func countTrue(m map[string]bool) int {
 // that no node serves yet never fall through to the default route.
 func guardRoute(p netip.Prefix) (remove func() error, err error) {
 	r := &netlink.Route{
-		Dst:  &net.IPNet{IP: p.Masked().Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+		Dst:  ipNet(p), // services_route.go
 		Type: unix.RTN_UNREACHABLE, Table: unix.RT_TABLE_MAIN,
 	}
 	if err := netlink.RouteReplace(r); err != nil {

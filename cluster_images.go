@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -59,16 +58,13 @@ type demoRecord struct {
 	Digest  string `json:"digest"`  // of the pushed manifest
 }
 
-// demoRegistry is the cluster's embedded registry, served by the cluster
-// itself so that manifest requests for images still being seeded wait for
-// them (registry.Server serves no such gate).
+// demoRegistry is the cluster's embedded registry, its listener fronted
+// by a gate (registry.Config.Front) so that manifest requests for images
+// still being seeded wait for them.
 type demoRegistry struct {
 	*registry.Server
-	dir  string
-	log  *slog.Logger
-	ln   net.Listener
-	srv  *http.Server
-	done chan error
+	dir string
+	log *slog.Logger
 
 	mu      sync.Mutex
 	pending map[string]chan struct{} // "/v2/<repo>/manifests/<tag>" → closed once pushed (or failed)
@@ -80,11 +76,12 @@ type demoRegistry struct {
 }
 
 func newDemoRegistry(dir string, log *slog.Logger) (*demoRegistry, error) {
-	s, err := registry.New(registry.Config{DataDir: dir, Addr: "127.0.0.1:0", Log: log})
+	r := &demoRegistry{dir: dir, log: log, pending: map[string]chan struct{}{}, records: map[string]demoRecord{}}
+	s, err := registry.New(registry.Config{DataDir: dir, Addr: "127.0.0.1:0", Log: log, Front: r.gate})
 	if err != nil {
 		return nil, err
 	}
-	r := &demoRegistry{Server: s, dir: dir, log: log, pending: map[string]chan struct{}{}, records: map[string]demoRecord{}}
+	r.Server = s
 	r.ctx, r.stop = context.WithCancel(context.Background())
 	if b, err := os.ReadFile(filepath.Join(dir, demoRecordFile)); err == nil {
 		if err := json.Unmarshal(b, &r.records); err != nil {
@@ -95,65 +92,31 @@ func newDemoRegistry(dir string, log *slog.Logger) (*demoRegistry, error) {
 	return r, nil
 }
 
-// Start listens on a free loopback port and serves the registry behind
-// the seeding gate.
-func (r *demoRegistry) Start() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("registry listening: %w", err)
-	}
-	r.ln = ln
-	srv := &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 30 * time.Second}
-	r.srv, r.done = srv, make(chan error, 1)
-	go func() {
-		err := srv.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		r.done <- err
-	}()
-	return nil
-}
-
-func (r *demoRegistry) serve(w http.ResponseWriter, req *http.Request) {
-	if req.Method == http.MethodGet || req.Method == http.MethodHead {
-		r.mu.Lock()
-		ch := r.pending[req.URL.Path]
-		r.mu.Unlock()
-		if ch != nil {
-			select {
-			case <-ch:
-			case <-req.Context().Done():
-				return
+// gate holds back requests for the manifests of images still being
+// seeded until they are pushed (or failed).
+func (r *demoRegistry) gate(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet || req.Method == http.MethodHead {
+			r.mu.Lock()
+			ch := r.pending[req.URL.Path]
+			r.mu.Unlock()
+			if ch != nil {
+				select {
+				case <-ch:
+				case <-req.Context().Done():
+					return
+				}
 			}
 		}
-	}
-	r.Handler().ServeHTTP(w, req)
-}
-
-// Addr is the registry's host:port ("" before Start).
-func (r *demoRegistry) Addr() string {
-	if r.ln == nil {
-		return ""
-	}
-	return r.ln.Addr().String()
+		api.ServeHTTP(w, req)
+	})
 }
 
 // Close stops the seeding and the server; idempotent.
 func (r *demoRegistry) Close() error {
 	r.stop()
 	r.wg.Wait()
-	if r.srv == nil {
-		return nil
-	}
-	srv := r.srv
-	r.srv = nil
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-	}
-	return <-r.done
+	return r.Server.Close()
 }
 
 // wait waits for the background builds and returns their errors.

@@ -3,7 +3,6 @@ package kubelet_test
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/clock"
 
+	"github.com/podkit/podkit/internal/procstat"
 	"github.com/podkit/podkit/kubelet"
 	"github.com/podkit/podkit/sandbox/fake"
 )
@@ -53,7 +53,7 @@ func BenchmarkPodStartup(b *testing.B) {
 	pods := e.client.CoreV1().Pods("default")
 	zero := int64(0)
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := procstat.SelfCPU()
 	for i := 0; b.Loop(); i++ {
 		name := fmt.Sprintf("seq-%d", i)
 		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
@@ -66,16 +66,7 @@ func BenchmarkPodStartup(b *testing.B) {
 		b.StartTimer()
 	}
 	// Includes the deletions' and the in-process API server's share.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/pod")
-}
-
-// processCPU is this process's user+sys CPU time.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(procstat.SelfCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/pod")
 }
 
 // BenchmarkPodStartupBurst100 measures 100 pods created at once until all
@@ -88,14 +79,14 @@ func BenchmarkPodStartupBurst100(b *testing.B) {
 		w, err := e.client.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{})
 		require.NoError(b, err)
 		b.StartTimer()
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), procstat.SelfCPU()
 		for j := range 100 {
 			e.create(e.pod(fmt.Sprintf("burst-%d", j), []string{"sleep", "inf"}))
 		}
 		waitRunning(b, e, w, 100)
 		b.ReportMetric(time.Since(start).Seconds(), "s/burst")
 		// Kubelet and in-process API server together.
-		b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/100, "cpu-ms/pod")
+		b.ReportMetric(float64(procstat.SelfCPU()-cpu0)/float64(time.Millisecond)/100, "cpu-ms/pod")
 		b.StopTimer()
 		w.Stop()
 		e.stop()

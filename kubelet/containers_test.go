@@ -3,10 +3,12 @@ package kubelet_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -233,14 +235,27 @@ func TestMetrics(t *testing.T) {
 		require.True(t, time.Now().Before(deadline))
 		time.Sleep(10 * time.Millisecond)
 	}
-	mfs, err := e.registry.Gather()
-	require.NoError(t, err)
+	// The running gauges are read at scrape time; the worker's duration is
+	// observed when its sync returns, which may be just after the pod is
+	// Running: gather until every family has appeared.
+	want := []string{"kubelet_pod_start_duration_seconds", "kubelet_pod_start_sli_duration_seconds",
+		"kubelet_pod_worker_duration_seconds", "kubelet_running_containers", "kubelet_pod_start_step_duration_seconds"}
+	var mfs []*dto.MetricFamily
 	names := map[string]bool{}
-	for _, mf := range mfs {
-		names[mf.GetName()] = true
+	for {
+		var err error
+		mfs, err = e.registry.Gather()
+		require.NoError(t, err)
+		names = map[string]bool{}
+		for _, mf := range mfs {
+			names[mf.GetName()] = true
+		}
+		if !slices.ContainsFunc(want, func(n string) bool { return !names[n] }) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	for _, n := range []string{"kubelet_pod_start_duration_seconds", "kubelet_pod_start_sli_duration_seconds",
-		"kubelet_pod_worker_duration_seconds", "kubelet_running_containers", "kubelet_pod_start_step_duration_seconds"} {
+	for _, n := range want {
 		assert.True(t, names[n], n)
 	}
 	for _, mf := range mfs {

@@ -130,8 +130,7 @@ func (c *Cache) RemoveNode(node *corev1.Node) error {
 	}
 	c.countImages(it.info.Images, -1)
 	c.tree.remove(it.info.Node())
-	it.info.node, it.info.name, it.info.unschedulable, it.info.taints = nil, "", false, nil
-	it.info.Images = nil
+	it.info.clearNode()
 	if !c.dropIfEmpty(node.Name, it) {
 		c.touch(it)
 	}

@@ -101,18 +101,17 @@ func (c *concurrentSink) Update(e *corev1.Event) (*corev1.Event, error) { return
 var errSinkClosed = errors.New("event sink closed")
 
 func (c *concurrentSink) enqueue(w sinkWrite) error {
+	// A request construction error is final for the broadcaster.
+	if c.closed.Load() {
+		return &rest.RequestConstructionError{Err: errSinkClosed}
+	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(w.ev.Namespace + "/" + w.ev.Name))
-	// A request construction error is final for the broadcaster.
-	closedErr := &rest.RequestConstructionError{Err: errSinkClosed}
-	if c.closed.Load() {
-		return closedErr
-	}
 	select {
 	case c.queues[h.Sum32()%uint32(len(c.queues))] <- w:
 		return nil
 	case <-c.done:
-		return closedErr
+		return &rest.RequestConstructionError{Err: errSinkClosed}
 	}
 }
 
@@ -128,7 +127,7 @@ func (c *concurrentSink) write(w sinkWrite) {
 			_, err = c.next.Create(w.ev)
 		}
 		var status apierrors.APIStatus
-		if err == nil || errors.As(err, &status) || attempt >= sinkTries || c.isClosed() {
+		if err == nil || errors.As(err, &status) || attempt >= sinkTries || c.closed.Load() {
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				c.log.Debug("event not written", "event", w.ev.Namespace+"/"+w.ev.Name, "reason", w.ev.Reason, "err", err)
 			}
@@ -137,8 +136,6 @@ func (c *concurrentSink) write(w sinkWrite) {
 		time.Sleep(c.backoff << (attempt - 1))
 	}
 }
-
-func (c *concurrentSink) isClosed() bool { return c.closed.Load() }
 
 // close stops accepting writes and waits until the queued ones are done
 // (without retries), or until ctx ends.

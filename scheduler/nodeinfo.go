@@ -208,6 +208,13 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.Images = nodeImages(node)
 }
 
+// clearNode forgets the node and what SetNode copied of it (the node was
+// deleted while pods remain on it).
+func (n *NodeInfo) clearNode() {
+	n.node, n.name, n.unschedulable, n.taints = nil, "", false, nil
+	n.Images = nil
+}
+
 // nodeImages maps every name of every image in node.status.images to its
 // size. Names are normalised like pod images (a missing tag is :latest).
 func nodeImages(node *corev1.Node) map[string]int64 {

@@ -123,18 +123,20 @@ func (c *configCache) get(ctx context.Context, timeout time.Duration) ([]webhook
 
 func flattenMutating(obj runtime.Object) []webhookSpec {
 	cfg := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
-	out := make([]webhookSpec, 0, len(cfg.Webhooks))
-	for i := range cfg.Webhooks {
-		out = append(out, fromMutating(cfg.Name, &cfg.Webhooks[i]))
-	}
-	return out
+	return flattenHooks(cfg.Name, cfg.Webhooks, fromMutating)
 }
 
 func flattenValidating(obj runtime.Object) []webhookSpec {
 	cfg := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-	out := make([]webhookSpec, 0, len(cfg.Webhooks))
-	for i := range cfg.Webhooks {
-		out = append(out, fromValidating(cfg.Name, &cfg.Webhooks[i]))
+	return flattenHooks(cfg.Name, cfg.Webhooks, fromValidating)
+}
+
+// flattenHooks converts the webhooks of the configuration named cfg, in
+// order.
+func flattenHooks[H any](cfg string, hooks []H, from func(string, *H) webhookSpec) []webhookSpec {
+	out := make([]webhookSpec, 0, len(hooks))
+	for i := range hooks {
+		out = append(out, from(cfg, &hooks[i]))
 	}
 	return out
 }

@@ -65,12 +65,13 @@ func describeRunDir(n *node) string {
 // cgroup2Options reports the cgroup2 mount's options (favordynmods is the
 // one that matters: see hack/host-setup.sh).
 func cgroup2Options() string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "unknown"
+	}
+	lines := strings.Split(string(b), "\n")
 	for _, p := range []string{"/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
-		b, err := os.ReadFile("/proc/self/mountinfo")
-		if err != nil {
-			return "unknown"
-		}
-		for _, line := range strings.Split(string(b), "\n") {
+		for _, line := range lines {
 			f := strings.Fields(line)
 			if len(f) < 10 || f[4] != p {
 				continue

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -67,7 +68,7 @@ func run(bin string, runs int, idle time.Duration, trace bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("bench/up: %s, %d runs per phase, %d CPUs, load average %s at start\n", bin, runs, numCPU(), loadAvg())
+	fmt.Printf("bench/up: %s, %d runs per phase, %d CPUs, load average %s at start\n", bin, runs, runtime.NumCPU(), loadAvg())
 	var fresh, resumed []sample
 	for i := 0; i < runs; i++ {
 		dir, err := os.MkdirTemp("", "bench-up-")

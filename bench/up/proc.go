@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -65,5 +64,3 @@ func clusterProcesses(upPid int, prefix string) []proc {
 	}
 	return out
 }
-
-func numCPU() int { return runtime.NumCPU() }

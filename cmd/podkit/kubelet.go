@@ -44,8 +44,9 @@ func newKubeletCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			init := initBinary()
 			cfg := podkit.NodeConfig{Name: name, Client: client, DataDir: dataDir, RunDir: runDir, LogDir: logDir,
-				KubeletAddr: addr, ClusterDomain: domain, InitBinary: initBinary(), SupervisorBinary: initBinary(), Logger: slog.Default(),
+				KubeletAddr: addr, ClusterDomain: domain, InitBinary: init, SupervisorBinary: init, Logger: slog.Default(),
 				ServingCert: sec.serving, ClientCA: sec.clientCA}
 			if podCIDR != "" {
 				if cfg.PodCIDR, err = netip.ParsePrefix(podCIDR); err != nil {

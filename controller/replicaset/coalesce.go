@@ -73,8 +73,8 @@ func unchangedForSync(old, cur *corev1.Pod) bool {
 // write returned and the resourceVersions that write and the writes
 // before it (each started from the previous one's result) replaced.
 type lastWrites struct {
-	mu   sync.Mutex
-	byKy map[string]lastWrite
+	mu    sync.Mutex
+	byKey map[string]lastWrite
 }
 
 type lastWrite struct {
@@ -90,14 +90,14 @@ const maxOver = 8
 func (l *lastWrites) fresh(key string, cached *appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w, ok := l.byKy[key]
+	w, ok := l.byKey[key]
 	if !ok {
 		return cached
 	}
 	if w.written.UID == cached.UID && slices.Contains(w.over, cached.ResourceVersion) {
 		return w.written
 	}
-	delete(l.byKy, key) // the informer caught up (or the object changed)
+	delete(l.byKey, key) // the informer caught up (or the object changed)
 	return cached
 }
 
@@ -108,23 +108,23 @@ func (l *lastWrites) record(key string, from, written *appsv1.ReplicaSet) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.byKy == nil {
-		l.byKy = map[string]lastWrite{}
+	if l.byKey == nil {
+		l.byKey = map[string]lastWrite{}
 	}
 	var over []string
-	if w, ok := l.byKy[key]; ok && w.written == from {
+	if w, ok := l.byKey[key]; ok && w.written == from {
 		over = w.over // from was the last write's result: the informer may be further behind
 	}
 	over = append(over, from.ResourceVersion)
 	if len(over) > maxOver {
 		over = over[len(over)-maxOver:]
 	}
-	l.byKy[key] = lastWrite{over: over, written: written}
+	l.byKey[key] = lastWrite{over: over, written: written}
 }
 
 // forget drops what is remembered of key (the ReplicaSet is gone).
 func (l *lastWrites) forget(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.byKy, key)
+	delete(l.byKey, key)
 }

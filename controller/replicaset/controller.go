@@ -287,10 +287,10 @@ func (rc *Controller) updatePod(oldObj, curObj any) {
 		if rs == nil {
 			return
 		}
-		if !refChanged && !labelsChanged && unchangedForSync(old, cur) && rc.expectsChanges(rs) {
-			return // see coalesce.go
-		}
 		if key, err := controller.KeyFunc(rs); err == nil {
+			if !refChanged && !labelsChanged && unchangedForSync(old, cur) && !rc.expectations.Satisfied(key) {
+				return // creations or deletions still expected: see coalesce.go
+			}
 			rc.queuePodChange(key)
 		}
 		// A pod that just became ready becomes available minReadySeconds
@@ -305,13 +305,6 @@ func (rc *Controller) updatePod(oldObj, curObj any) {
 			rc.enqueue(rs)
 		}
 	}
-}
-
-// expectsChanges reports whether rs still expects pod creations or
-// deletions (not yet observed nor expired).
-func (rc *Controller) expectsChanges(rs *appsv1.ReplicaSet) bool {
-	key, err := controller.KeyFunc(rs)
-	return err == nil && !rc.expectations.Satisfied(key)
 }
 
 func (rc *Controller) deletePod(obj any) {

@@ -51,6 +51,10 @@ type Config struct {
 	TLS *tls.Config
 	// Log receives one line per request at debug level.
 	Log *slog.Logger
+	// Front, when set, wraps the registry API for what Start serves (not
+	// for Handler): a gate or filter in front of the network listener
+	// that in-process clients bypass.
+	Front func(api http.Handler) http.Handler
 }
 
 // Server is a running registry.
@@ -108,9 +112,13 @@ func (s *Server) Start() error {
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
+	h := s.handler
+	if s.cfg.Front != nil {
+		h = s.cfg.Front(h)
+	}
 	s.mu.Lock()
 	s.ln = ln
-	s.srv = &http.Server{Handler: s.handler, ReadHeaderTimeout: 30 * time.Second}
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second}
 	s.done = make(chan error, 1)
 	srv := s.srv
 	s.mu.Unlock()

@@ -147,7 +147,7 @@ func (r *Runtime) forwardExits(ctx context.Context) {
 func (r *Runtime) startPause(ctx context.Context, rec *sandboxRecord) error {
 	spec := &specs.Spec{
 		Version:     specs.Version,
-		Annotations: map[string]string{pauseAnnotation: "true"},
+		Annotations: map[string]string{launch.PauseAnnotation: "true"},
 		Linux:       &specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}}},
 	}
 	for _, ns := range []struct {
@@ -182,9 +182,6 @@ func (r *Runtime) startPause(ctx context.Context, rec *sandboxRecord) error {
 	rec.PausePID = st.Pid
 	return r.saveSandbox(rec)
 }
-
-// pauseAnnotation marks the spec of a pause process for the launcher.
-const pauseAnnotation = launch.PauseAnnotation
 
 // initBinary is the executable for nsinit's child modes.
 func (r *Runtime) initBinary() string {

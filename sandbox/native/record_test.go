@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/podkit/podkit/cni/cnitest"
 	"github.com/podkit/podkit/internal/testutil"
 	"github.com/podkit/podkit/sandbox"
 	"github.com/podkit/podkit/sandbox/sandboxtest"
@@ -25,10 +24,9 @@ func TestRecordKeepsTheContainerCgroupAcrossRestart(t *testing.T) {
 	parent := n.podCgroup(t)
 	r := n.runtime(t)
 	defer func() { r.Close() }()
-	sb, err := r.RunPodSandbox(ctx, &sandbox.SandboxConfig{
-		Pod:          sandbox.PodMeta{Name: "rec", Namespace: "default", UID: cnitest.RandomHex(16)},
-		LogDirectory: t.TempDir(), CgroupParent: parent,
-	})
+	cfg := podConfig("rec")
+	cfg.LogDirectory, cfg.CgroupParent = t.TempDir(), parent
+	sb, err := r.RunPodSandbox(ctx, cfg)
 	require.NoError(t, err)
 	defer r.RemovePodSandbox(context.Background(), sb.ID)
 	mounts, _ := testutil.TestboxMounts(t)

@@ -33,10 +33,11 @@ import (
 var ErrRootInUse = errors.New("runtime root still in use")
 
 // rootEntries are the names a runtime root holds once nothing lives in
-// it: the state directories (empty) and the supervisor's files
-// (sandbox/internal/supervisor documents them).
-var rootEntries = []string{"sandboxes", "containers", "tasks",
-	"supervisor.lock", "supervisor.log", "supervisor.sock", "supervisor.pid"}
+// it: the state directories (empty) and the supervisor's
+// (supervisor.RootEntries).
+func rootEntries() []string {
+	return append([]string{"sandboxes", "containers"}, supervisor.RootEntries()...)
+}
 
 // supervisorExitMargin is how much longer than its idle time RemoveRoot
 // waits for the supervisor to exit.
@@ -77,7 +78,7 @@ func (r *Runtime) RemoveRoot(ctx context.Context) error {
 // it (a supervisor that was killed).
 func waitSupervisorExit(ctx context.Context, root string) error {
 	for {
-		running, err := supervisorRunning(root)
+		running, err := supervisor.Running(root)
 		if err != nil || !running {
 			return err
 		}
@@ -89,26 +90,12 @@ func waitSupervisorExit(ctx context.Context, root string) error {
 	}
 }
 
-// supervisorRunning reports whether a supervisor holds root's pid file
-// lock (it holds it for its whole life and removes the file last).
-func supervisorRunning(root string) (bool, error) {
-	f, err := os.Open(filepath.Join(root, "supervisor.pid"))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("supervisor pid file: %w", err)
-	}
-	defer f.Close()
-	return unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB) != nil, nil
-}
-
 // removeIdleRoot deletes root when it holds only what an idle runtime
 // leaves. It holds the supervisor's start lock meanwhile, so a runtime
 // connecting at the same moment waits instead of starting a supervisor in
 // a directory being removed.
 func removeIdleRoot(root string) error {
-	lock, err := os.OpenFile(filepath.Join(root, "supervisor.lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	lock, err := os.OpenFile(supervisor.StartLockPath(root), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("runtime root: %w", err)
 	}
@@ -118,7 +105,7 @@ func removeIdleRoot(root string) error {
 	}
 	// A runtime may have started a supervisor between the wait and the
 	// lock (starting takes the lock only briefly): look again under it.
-	if running, err := supervisorRunning(root); err != nil || running {
+	if running, err := supervisor.Running(root); err != nil || running {
 		if err == nil {
 			err = fmt.Errorf("%w: a supervisor serves %s", ErrRootInUse, root)
 		}
@@ -140,8 +127,9 @@ func rootIdle(root string) error {
 	if err != nil {
 		return fmt.Errorf("runtime root: %w", err)
 	}
+	known := rootEntries()
 	for _, e := range entries {
-		if !slices.Contains(rootEntries, e.Name()) {
+		if !slices.Contains(known, e.Name()) {
 			return fmt.Errorf("%w: unknown entry %s", ErrRootInUse, filepath.Join(root, e.Name()))
 		}
 	}

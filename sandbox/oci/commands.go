@@ -170,10 +170,8 @@ func (r *Runtime) Exec(ctx context.Context, b *native.Bundle, p *specs.Process, 
 func (r *Runtime) cancelExec(rt *os.Process, pidFile string) error {
 	if pid := readPid(pidFile); pid > 0 {
 		// While its parent has not reaped it, pid names this process.
-		if st, err := procstat.ReadStat(pid); err == nil && st.PPID == rt.Pid {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
-				return nil
-			}
+		if st, err := procstat.ReadStat(pid); err == nil && st.PPID == rt.Pid && syscall.Kill(pid, syscall.SIGKILL) == nil {
+			return nil
 		}
 	}
 	return rt.Kill()

@@ -220,6 +220,13 @@ func (b *nodeBuilder) image(size int64, names ...string) *nodeBuilder {
 // runFilter runs a plugin's PreFilter (if any) and Filter for pod on the
 // named node of a snapshot of nodes and pods.
 func runFilter(pl scheduler.Plugin, p *corev1.Pod, nodeName string, nodes []*corev1.Node, pods []*corev1.Pod) error {
+	return runFilterVia(pl, p, nodeName, nodes, pods, nil)
+}
+
+// runFilterVia is runFilter with the node's NodeInfo passed through pick
+// (when non-nil) before Filter sees it.
+func runFilterVia(pl scheduler.Plugin, p *corev1.Pod, nodeName string, nodes []*corev1.Node, pods []*corev1.Pod,
+	pick func(*scheduler.Snapshot, *scheduler.NodeInfo) (*scheduler.NodeInfo, error)) error {
 	snap := scheduler.NewSnapshot(pods, nodes)
 	s := scheduler.NewCycleState(snap)
 	ctx := context.Background()
@@ -234,6 +241,11 @@ func runFilter(pl scheduler.Plugin, p *corev1.Pod, nodeName string, nodes []*cor
 	ni, err := snap.Get(nodeName)
 	if err != nil {
 		return err
+	}
+	if pick != nil {
+		if ni, err = pick(snap, ni); err != nil {
+			return err
+		}
 	}
 	return pl.(scheduler.Filter).Filter(ctx, s, p, ni)
 }

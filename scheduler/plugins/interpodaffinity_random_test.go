@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -156,21 +155,11 @@ func TestInterPodAffinityMatchesReference(t *testing.T) {
 
 // runFilterOnCopy is runFilter with a copy of the node's NodeInfo.
 func runFilterOnCopy(pl scheduler.Plugin, p *corev1.Pod, nodeName string, nodes []*corev1.Node, pods []*corev1.Pod) error {
-	snap := scheduler.NewSnapshot(pods, nodes)
-	s := scheduler.NewCycleState(snap)
-	if err := pl.(scheduler.PreFilter).PreFilter(context.Background(), s, p); err != nil {
-		if err == scheduler.ErrSkip {
-			return nil
+	return runFilterVia(pl, p, nodeName, nodes, pods, func(snap *scheduler.Snapshot, ni *scheduler.NodeInfo) (*scheduler.NodeInfo, error) {
+		cp := ni.Clone()
+		if snap.Holds(cp) || !snap.Holds(ni) {
+			return nil, fmt.Errorf("snapshot holds the copy (%v) or not its own NodeInfo (%v)", snap.Holds(cp), snap.Holds(ni))
 		}
-		return err
-	}
-	ni, err := snap.Get(nodeName)
-	if err != nil {
-		return err
-	}
-	cp := ni.Clone()
-	if snap.Holds(cp) || !snap.Holds(ni) {
-		return fmt.Errorf("snapshot holds the copy (%v) or not its own NodeInfo (%v)", snap.Holds(cp), snap.Holds(ni))
-	}
-	return pl.(scheduler.Filter).Filter(context.Background(), s, p, cp)
+		return cp, nil
+	})
 }

@@ -85,23 +85,20 @@ func (s *watcherSet) remove(w *watcher) bool {
 // ev's key falls under and, for an indexed watcher, whose value is that of
 // ev's object or previous object. f may remove the watcher it is given.
 func (s *watcherSet) visit(ev *Event, f func(w *watcher)) {
-	for w := range s.plain {
-		if strings.HasPrefix(ev.Key, w.prefix) {
-			f(w)
-		}
-	}
+	visitUnder(s.plain, ev.Key, f)
 	for _, ix := range s.indexes {
 		v := ix.fn(ev.Object)
-		visitValue(ix.byValue[v], ev.Key, f)
+		visitUnder(ix.byValue[v], ev.Key, f)
 		if ev.PrevObject != nil {
 			if pv := ix.fn(ev.PrevObject); pv != v {
-				visitValue(ix.byValue[pv], ev.Key, f)
+				visitUnder(ix.byValue[pv], ev.Key, f)
 			}
 		}
 	}
 }
 
-func visitValue(ws map[*watcher]struct{}, key string, f func(w *watcher)) {
+// visitUnder calls f for the watchers of ws whose prefix key falls under.
+func visitUnder(ws map[*watcher]struct{}, key string, f func(w *watcher)) {
 	for w := range ws {
 		if strings.HasPrefix(key, w.prefix) {
 			f(w)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podkit/podkit/controller"
 	"github.com/podkit/podkit/examples/simulated-cluster/sim"
 )
 
@@ -37,15 +38,7 @@ func TestPodRunsOnSimulatedNode(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
-		if err != nil || p.Status.Phase != corev1.PodRunning {
-			return false
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				return c.Status == corev1.ConditionTrue
-			}
-		}
-		return false
+		return err == nil && p.Status.Phase == corev1.PodRunning && controller.IsPodReady(p)
 	}, 2*time.Minute, 20*time.Millisecond, "the pod never became Running and Ready")
 
 	var reasons []string

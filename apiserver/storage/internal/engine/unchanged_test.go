@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/podkit/podkit/apiserver/internal/semantic/semantictest"
 )
 
 // semanticUnchanged is the reference the comparer must agree with: the
@@ -75,7 +77,7 @@ func TestUnchangedPodCases(t *testing.T) {
 	var c comparer
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cur := workloadPod()
+			cur := semantictest.WorkloadPod()
 			next := cur.DeepCopy()
 			tc.change(next)
 			require.Equal(t, tc.same, semanticUnchanged(cur, next), "reference")
@@ -92,7 +94,7 @@ func TestUnchangedPodCases(t *testing.T) {
 func TestUpdateChangesAreWritten(t *testing.T) {
 	ctx := context.Background()
 	e := newEngine(t, nil)
-	_, err := e.Create(ctx, key("p"), func() *corev1.Pod { p := workloadPod(); p.ResourceVersion = ""; return p }())
+	_, err := e.Create(ctx, key("p"), func() *corev1.Pod { p := semantictest.WorkloadPod(); p.ResourceVersion = ""; return p }())
 	require.NoError(t, err)
 	steps := []struct {
 		name    string
