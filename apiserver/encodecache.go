@@ -2,6 +2,9 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,11 +112,33 @@ func (s *Server) encodeEvent(t target, typ watch.EventType, obj runtime.Object, 
 		if err != nil {
 			return nil, err
 		}
+		ev := &metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}
+		if t.info.MediaType == runtime.ContentTypeProtobuf {
+			return protobufFrame(ev)
+		}
 		var buf bytes.Buffer
+		buf.Grow(len(data) + 64)
 		enc := streaming.NewEncoder(t.info.StreamSerializer.Framer.NewFrameWriter(&buf), t.info.StreamSerializer.Serializer)
-		if err := enc.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: data}}); err != nil {
+		if err := enc.Encode(ev); err != nil {
 			return nil, err
 		}
 		return buf.Bytes(), nil
 	})
+}
+
+// protobufFrame is ev as a protobuf watch stream carries it — a 4-byte
+// big-endian length, then the event's raw protobuf encoding (the stream's
+// serializer adds no envelope) — written in one allocation of exactly its
+// size, where the stream encoder copies it through two growing buffers.
+func protobufFrame(ev *metav1.WatchEvent) ([]byte, error) {
+	n := ev.Size()
+	if uint64(n) > math.MaxUint32 {
+		return nil, fmt.Errorf("watch event of %d bytes does not fit a frame", n)
+	}
+	out := make([]byte, 4+n)
+	binary.BigEndian.PutUint32(out, uint32(n))
+	if _, err := ev.MarshalToSizedBuffer(out[4:]); err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -133,13 +133,39 @@ func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	data, err := io.ReadAll(r.Body)
+	data, err := readAll(r.Body, r.ContentLength)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", tooBig.Limit))
 		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("reading request body: %v", err))
+	}
+	return data, nil
+}
+
+// readAll reads body, whose declared length is n (-1: unknown), in one
+// allocation when n is known and plausible (the body limit still applies:
+// body is wrapped by it), else as io.ReadAll does.
+func readAll(body io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > 64<<20 {
+		return io.ReadAll(body)
+	}
+	data := make([]byte, n, n+1)
+	if _, err := io.ReadFull(body, data); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("body shorter than its Content-Length %d: %w", n, err)
+		}
+		return nil, err
+	}
+	// A body longer than it said: read the rest too, as io.ReadAll would.
+	var one [1]byte
+	switch k, err := body.Read(one[:]); {
+	case k == 1:
+		rest, err := io.ReadAll(body)
+		return append(append(data, one[0]), rest...), err
+	case err != nil && err != io.EOF:
+		return nil, err
 	}
 	return data, nil
 }

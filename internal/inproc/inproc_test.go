@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ import (
 	"github.com/podkit/podkit/internal/inproc"
 )
 
-func newClient(t *testing.T) kubernetes.Interface {
+func newClient(t testing.TB) kubernetes.Interface {
 	t.Helper()
 	st := memory.New()
 	cfg, err := app.DefaultConfig(st, slog.New(slog.DiscardHandler))
@@ -113,4 +114,91 @@ func TestMetadataClient(t *testing.T) {
 	got, err := md.Resource(gvr).Namespace("default").Get(ctx, "m", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a": "b"}, got.Labels)
+}
+
+// Writes run the handler in the caller's goroutine and return the whole
+// buffered response; everything else streams. Both must look alike to the
+// client.
+func TestBufferedWrites(t *testing.T) {
+	big := strings.Repeat("y", 3<<20)
+	tests := []struct {
+		name     string
+		method   string
+		path     string
+		header   http.Header
+		h        http.HandlerFunc
+		code     int
+		body     string
+		readErr  string
+		hdrValue string
+	}{
+		{name: "created", method: http.MethodPost, path: "/api/v1/namespaces/a/pods",
+			h: func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				w.Header().Set("X-Got", string(b))
+				w.WriteHeader(http.StatusCreated)
+				w.Header().Set("X-Late", "ignored") // after WriteHeader, as net/http
+				_, _ = w.Write([]byte("ok"))
+			}, code: http.StatusCreated, body: "ok", hdrValue: "req"},
+		{name: "implicit 200", method: http.MethodPut, path: "/x", h: func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write([]byte(big))
+		}, code: http.StatusOK, body: big},
+		{name: "no body", method: http.MethodDelete, path: "/x", h: func(w http.ResponseWriter, r *http.Request) {}, code: http.StatusOK},
+		{name: "panic", method: http.MethodPatch, path: "/x", h: func(w http.ResponseWriter, r *http.Request) { panic("boom") },
+			code: http.StatusInternalServerError, readErr: "boom"},
+		{name: "abort", method: http.MethodPost, path: "/x", h: func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) },
+			code: http.StatusInternalServerError, readErr: "aborted"},
+		{name: "streamed upgrade", method: http.MethodPost, path: "/api/v1/namespaces/a/pods/p/exec", header: http.Header{"Upgrade": {"websocket"}},
+			h: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				_, _ = w.Write([]byte("stream"))
+			}, code: http.StatusOK, body: "stream"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, "http://x"+tc.path, strings.NewReader("req"))
+			require.NoError(t, err)
+			for k, v := range tc.header {
+				req.Header[k] = v
+			}
+			resp, err := inproc.Transport(tc.h).RoundTrip(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, tc.code, resp.StatusCode)
+			b, err := io.ReadAll(resp.Body)
+			if tc.readErr != "" {
+				assert.ErrorContains(t, err, tc.readErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.body, string(b))
+			if tc.hdrValue != "" {
+				assert.Equal(t, tc.hdrValue, resp.Header.Get("X-Got"))
+				assert.Empty(t, resp.Header.Get("X-Late"))
+			}
+		})
+	}
+}
+
+// A buffered write's handler sees its context end once it returns, and a
+// body read after Close fails.
+func TestBufferedWriteLifecycle(t *testing.T) {
+	var ctxDone <-chan struct{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctxDone = r.Context().Done()
+		_, _ = w.Write([]byte("data"))
+	})
+	req, _ := http.NewRequest(http.MethodPost, "http://x/y", nil)
+	resp, err := inproc.Transport(h).RoundTrip(req)
+	require.NoError(t, err)
+	select {
+	case <-ctxDone:
+	default:
+		t.Fatal("the handler's context is still live after it returned")
+	}
+	assert.EqualValues(t, 4, resp.ContentLength)
+	require.NoError(t, resp.Body.Close())
+	_, err = resp.Body.Read(make([]byte, 4))
+	assert.Error(t, err)
 }
