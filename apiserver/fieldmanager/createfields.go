@@ -1,15 +1,11 @@
 package fieldmanager
 
 import (
-	"bytes"
 	"reflect"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -22,9 +18,8 @@ import (
 // resets and the identity metadata it never records. That is a third of a
 // pod create's CPU. For a create of a typed object that carries no
 // managedFields of its own, createFields computes the same set in one pass
-// over the Go value (createwalk.go) and writes the same single entry; any
-// object it does not cover goes the library's way. Updates, applies and
-// subresource writes always do.
+// over the Go value (walk.go) and writes the same single entry; any
+// object it does not cover goes the library's way, and so do applies.
 
 // stripFields are the paths the library's stripMetaManager removes from
 // every manager's set (an exact-path difference, not recursive).
@@ -43,64 +38,10 @@ var stripFields = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
 )
 
-// createPlan is what the fast path needs per kind, built on first use.
-type createPlan struct {
-	ok    bool // false: the kind always takes the library's path
-	typ   reflect.Type
-	empty runtime.Object // scheme.New(gvk), never modified
-	reset fieldpath.Filter
-	last  atomic.Pointer[createMemo]
-}
-
-// createMemo is the field set the kind's latest create recorded, with its
-// JSON. Both are never modified.
-type createMemo struct {
-	set *fieldpath.Set
-	raw []byte
-}
-
-// encode returns set's JSON (FieldsV1). The creates of a kind mostly
-// record one same set (the pods of one template, the Events of one
-// component): when set equals the latest one, its JSON is copied instead
-// of written again, which costs a fraction of ToJSON.
-func (p *createPlan) encode(set *fieldpath.Set) ([]byte, error) {
-	if last := p.last.Load(); last != nil && last.set.Equals(set) {
-		return bytes.Clone(last.raw), nil
-	}
-	raw, err := set.ToJSON()
-	if err != nil {
-		return nil, err
-	}
-	p.last.Store(&createMemo{set: set, raw: bytes.Clone(raw)})
-	return raw, nil
-}
-
-// createPlans caches createPlan per GroupVersionKind.
-type createPlans struct {
-	m sync.Map // schema.GroupVersionKind -> *createPlan
-}
-
-func (m *Manager) createPlan(gvk schema.GroupVersionKind) *createPlan {
-	if p, ok := m.plans.m.Load(gvk); ok {
-		return p.(*createPlan)
-	}
-	p := &createPlan{}
-	if empty, err := m.scheme.New(gvk); err == nil {
-		if _, isU := empty.(*unstructured.Unstructured); !isU && reflect.TypeOf(empty).Kind() == reflect.Pointer {
-			p.ok, p.typ, p.empty = true, reflect.TypeOf(empty), empty
-		}
-	}
-	if set := m.reset(gvk, ""); set != nil && !set.Empty() {
-		p.reset = fieldpath.NewExcludeSetFilter(set)
-	}
-	actual, _ := m.plans.m.LoadOrStore(gvk, p)
-	return actual.(*createPlan)
-}
-
 // createFields records the create of obj by manager as Update(nil, obj)
 // would, and reports whether it did; when it did not, obj is untouched.
 func (m *Manager) createFields(obj runtime.Object, gvk schema.GroupVersionKind, manager string) bool {
-	p := m.createPlan(gvk)
+	p := m.plan(gvk, "")
 	if !p.ok || reflect.TypeOf(obj) != p.typ {
 		return false
 	}
@@ -108,7 +49,7 @@ func (m *Manager) createFields(obj runtime.Object, gvk schema.GroupVersionKind, 
 	if err != nil || len(a.GetManagedFields()) != 0 {
 		return false
 	}
-	set, err := m.createSet(p, obj, gvk)
+	set, err := p.createSet(obj)
 	if err != nil {
 		return false
 	}
@@ -135,12 +76,8 @@ func (m *Manager) createFields(obj runtime.Object, gvk schema.GroupVersionKind, 
 }
 
 // createSet returns the manager's field set of a create of obj.
-func (m *Manager) createSet(p *createPlan, obj runtime.Object, gvk schema.GroupVersionKind) (*fieldpath.Set, error) {
-	t, err := m.tc.typeFor(gvk)
-	if err != nil {
-		return nil, err
-	}
-	w := &createWalker{schema: t.Schema, set: &fieldpath.Set{}}
+func (p *kindPlan) createSet(obj runtime.Object) (*fieldpath.Set, error) {
+	w := newWalker(p.fields, p.reset, false)
 	lhs, err := wrap(reflect.ValueOf(p.empty), nil)
 	if err != nil {
 		return nil, err
@@ -149,12 +86,8 @@ func (m *Manager) createSet(p *createPlan, obj runtime.Object, gvk schema.GroupV
 	if err != nil {
 		return nil, err
 	}
-	if err := w.compare(t.TypeRef, &lhs, rhs); err != nil {
+	if err := w.compare(p.root, some(lhs), some(rhs)); err != nil {
 		return nil, err
 	}
-	set := w.set
-	if p.reset != nil {
-		set = p.reset.Filter(set)
-	}
-	return set.Difference(stripFields), nil
+	return w.changed.set.Difference(stripFields), nil
 }

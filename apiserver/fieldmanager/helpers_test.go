@@ -2,6 +2,7 @@ package fieldmanager
 
 import (
 	"bytes"
+	"math/rand"
 	"testing"
 	"time"
 
@@ -9,8 +10,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"sigs.k8s.io/randfill"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 	"sigs.k8s.io/yaml"
@@ -127,4 +132,19 @@ func newDeployment(t testing.TB) runtime.Object {
 	d.TypeMeta = metav1.TypeMeta{}
 	defaults.Default(d)
 	return d
+}
+
+// newFiller returns a filler of random API objects (random seed, logged)
+// and a source of random numbers from the same seed.
+func newFiller(t testing.TB) (*randfill.Filler, *rand.Rand) {
+	t.Helper()
+	seed := rand.Int63()
+	t.Logf("seed %d", seed)
+	f := randfill.NewWithSeed(seed).NilChance(0.3).NumElements(0, 3).MaxDepth(8).
+		Funcs(metafuzzer.Funcs(serializer.NewCodecFactory(scheme.New()))...).Funcs(
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewMilliQuantity(c.Int63n(1<<20), resource.DecimalSI)
+		},
+	)
+	return f, rand.New(rand.NewSource(seed))
 }

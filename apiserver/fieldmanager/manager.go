@@ -30,8 +30,10 @@ type Manager struct {
 	mu       sync.RWMutex
 	managers map[managerKey]*managedfields.FieldManager
 
-	plans      createPlans
+	plans      kindPlans
+	fields     *structPlans
 	slowCreate bool // tests: record creates through the library only
+	slowUpdate bool // tests: record updates through the library only
 
 	same semantic.Comparer // no-op checks of updates
 }
@@ -147,6 +149,7 @@ func New(scheme *runtime.Scheme, opts ...Option) (*Manager, error) {
 		defaulter: o.defaulter,
 		reset:     o.reset,
 		managers:  map[managerKey]*managedfields.FieldManager{},
+		fields:    &structPlans{schema: &parser.Schema},
 	}
 	for _, gvk := range o.warm {
 		for _, sub := range []string{"", "status"} {

@@ -43,7 +43,12 @@ func (m *Manager) Update(ctx context.Context, live, obj runtime.Object, gvk sche
 		return obj, err
 	}
 	manager := ManagerName(opts.FieldManager, opts.UserAgent)
-	if live == nil && opts.Subresource == "" && !m.slowCreate && m.createFields(obj, gvk, manager) {
+	if live == nil && opts.Subresource == "" && !m.slowCreate &&
+		m.fastPath(ctx, gvk, func() bool { return m.createFields(obj, gvk, manager) }) {
+		return obj, nil
+	}
+	if live != nil && !m.slowUpdate &&
+		m.fastPath(ctx, gvk, func() bool { return m.updateFields(live, obj, gvk, manager, opts.Subresource) }) {
 		return obj, nil
 	}
 	if live == nil {
@@ -72,4 +77,18 @@ func (m *Manager) keepLive(ctx context.Context, live, obj runtime.Object, gvk sc
 	oa.SetManagedFields(managedFieldsOf(live))
 	m.log.WarnContext(ctx, "fieldmanager: managedFields not updated, kept the stored ones",
 		"kind", gvk.String(), "namespace", oa.GetNamespace(), "name", oa.GetName(), "err", err)
+}
+
+// fastPath runs record, a fast path, and reports whether it recorded the
+// write. Should it panic on a value nobody foresaw, the write is left to
+// the library (record changes obj only once it cannot fail) and the
+// failure logged.
+func (m *Manager) fastPath(ctx context.Context, gvk schema.GroupVersionKind, record func() bool) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			m.log.ErrorContext(ctx, "fieldmanager: fast path failed, the library records the write", "kind", gvk.String(), "panic", r)
+			ok = false
+		}
+	}()
+	return record()
 }

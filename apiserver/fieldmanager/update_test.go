@@ -247,3 +247,14 @@ func TestCheckAfterAdmission(t *testing.T) {
 		})
 	}
 }
+
+func TestFastPathFailureLeavesTheWriteToTheLibrary(t *testing.T) {
+	var logs bytes.Buffer
+	m, err := New(scheme.New(), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	ok := m.fastPath(context.Background(), podGVK, func() bool { panic("unforeseen") })
+	assert.False(t, ok)
+	assert.Contains(t, logs.String(), "fast path failed")
+	assert.Contains(t, logs.String(), "unforeseen")
+	assert.True(t, m.fastPath(context.Background(), podGVK, func() bool { return true }))
+}

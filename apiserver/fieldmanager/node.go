@@ -3,13 +3,15 @@ package fieldmanager
 import (
 	"encoding/base64"
 	"reflect"
+	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// Values as the create walk (createwalk.go) sees them: the library's
-// reflected values, rebuilt from its exported reflection cache without
-// allocating a Value per field.
+// Values as the walk (walk.go) sees them: the library's reflected values,
+// rebuilt from its exported reflection cache without allocating a Value
+// per field, and compared as value.Equals compares them.
 
 type nodeKind uint8
 
@@ -36,8 +38,14 @@ type node struct {
 
 func (n node) isScalar() bool { return n.k >= kInt }
 
+// entry returns the reflection cache entry of a struct or map node's type.
+func (n node) entry() *value.TypeReflectCacheEntry { return value.TypeReflectEntryOf(n.v.Type()) }
+
 // wrap turns a Go value into a node by the library's rules (valueReflect.reuse).
 func wrap(v reflect.Value, e *value.TypeReflectCacheEntry) (node, error) {
+	if v.Type() == intOrStringType && v.CanInterface() {
+		return wrapIntOrString(v.Interface().(intstr.IntOrString))
+	}
 	if e == nil {
 		e = value.TypeReflectEntryOf(v.Type())
 	}
@@ -95,6 +103,21 @@ func wrap(v reflect.Value, e *value.TypeReflectCacheEntry) (node, error) {
 	return node{}, errSlowPath
 }
 
+var intOrStringType = reflect.TypeFor[intstr.IntOrString]()
+
+// wrapIntOrString is wrap of an IntOrString without its JSON round trip:
+// an int or a string (JSON would replace invalid UTF-8: left to the
+// library).
+func wrapIntOrString(v intstr.IntOrString) (node, error) {
+	switch {
+	case v.Type == intstr.Int:
+		return node{k: kScalar, u: int64(v.IntVal)}, nil
+	case v.Type == intstr.String && utf8.ValidString(v.StrVal):
+		return node{k: kScalar, u: v.StrVal}, nil
+	}
+	return node{}, errSlowPath
+}
+
 // scalar returns a scalar node's value as the library's Value.
 func (n node) scalar() value.Value {
 	switch n.k {
@@ -141,13 +164,19 @@ func (n node) each(fn func(key *string, child node) error) error {
 			}
 		}
 	case kMap:
-		e := value.TypeReflectEntryOf(n.v.Type().Elem())
+		// The entries are read into two reused values: a child node is
+		// only valid during fn.
+		t := n.v.Type()
+		e := value.TypeReflectEntryOf(t.Elem())
+		kv, vv := reflect.New(t.Key()).Elem(), reflect.New(t.Elem()).Elem()
 		for it := n.v.MapRange(); it.Next(); {
-			c, err := wrap(it.Value(), e)
+			kv.SetIterKey(it)
+			vv.SetIterValue(it)
+			c, err := wrap(vv, e)
 			if err != nil {
 				return err
 			}
-			k := it.Key().String()
+			k := kv.String()
 			if err := fn(&k, c); err != nil {
 				return err
 			}
@@ -187,7 +216,9 @@ func (n node) get(key string) (node, bool, error) {
 		c, err := wrap(fv, nil)
 		return c, true, err
 	case kMap:
-		v := n.v.MapIndex(reflect.ValueOf(key).Convert(n.v.Type().Key()))
+		kv := reflect.New(n.v.Type().Key()).Elem()
+		kv.SetString(key)
+		v := n.v.MapIndex(kv)
 		if !v.IsValid() {
 			return node{}, false, nil
 		}
@@ -196,3 +227,24 @@ func (n node) get(key string) (node, bool, error) {
 	}
 	return node{}, false, nil
 }
+
+// length is the number of entries of a map or list node (Map.Length,
+// List.Length).
+func (n node) length() int {
+	switch n.k {
+	case kList, kMap:
+		return n.v.Len()
+	case kStruct:
+		l := 0
+		for _, f := range value.TypeReflectEntryOf(n.v.Type()).OrderedFields() {
+			if !f.CanOmit(f.GetFrom(n.v)) {
+				l++
+			}
+		}
+		return l
+	}
+	return 0
+}
+
+// item returns the i-th item of a list node.
+func (n node) item(i int) (node, error) { return wrap(n.v.Index(i), nil) }
