@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,58 +18,140 @@ import (
 	"github.com/podkit/podkit/apiserver/storage"
 )
 
-// fieldSet returns the selectable fields of obj, as Kubernetes'
-// GetAttrs/ToSelectableFields expose them.
-func fieldSet(obj runtime.Object) fields.Set {
-	set := fields.Set{}
-	if m, err := meta.Accessor(obj); err == nil {
-		set["metadata.name"] = m.GetName()
-		if m.GetNamespace() != "" {
-			set["metadata.namespace"] = m.GetNamespace()
+// objectFields is the selectable fields of an object, as Kubernetes'
+// GetAttrs/ToSelectableFields expose them, read on demand: a watch
+// predicate runs for every event and watcher, and a field selector names
+// one or two fields, so the value of each is looked up rather than the
+// whole set built into a map. It implements fields.Fields.
+type objectFields struct {
+	obj runtime.Object
+	m   metav1.Object // nil when obj has no metadata
+}
+
+func selectableFields(obj runtime.Object) objectFields {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		m = nil
+	}
+	return objectFields{obj: obj, m: m}
+}
+
+// Has implements fields.Fields.
+func (f objectFields) Has(field string) bool {
+	_, ok := f.lookup(field)
+	return ok
+}
+
+// Get implements fields.Fields.
+func (f objectFields) Get(field string) string {
+	v, _ := f.lookup(field)
+	return v
+}
+
+// lookup returns field's value and whether obj has the field.
+func (f objectFields) lookup(field string) (string, bool) {
+	switch field {
+	case "metadata.name":
+		if f.m == nil {
+			return "", false
+		}
+		return f.m.GetName(), true
+	case "metadata.namespace":
+		if f.m == nil || f.m.GetNamespace() == "" {
+			return "", false
+		}
+		return f.m.GetNamespace(), true
+	}
+	switch o := f.obj.(type) {
+	case *corev1.Pod:
+		return podField(o, field)
+	case *corev1.Node:
+		if field == "spec.unschedulable" {
+			return strconv.FormatBool(o.Spec.Unschedulable), true
+		}
+	case *corev1.Namespace:
+		if field == "status.phase" {
+			return string(o.Status.Phase), true
+		}
+	case *corev1.Secret:
+		if field == "type" {
+			return string(o.Type), true
+		}
+	case *corev1.Service:
+		switch field {
+		case "spec.clusterIP":
+			return o.Spec.ClusterIP, true
+		case "spec.type":
+			return string(o.Spec.Type), true
+		}
+	case *corev1.Event:
+		return eventField(o, field)
+	case *appsv1.ReplicaSet:
+		if field == "status.replicas" {
+			return strconv.Itoa(int(o.Status.Replicas)), true
+		}
+	case *batchv1.Job:
+		if field == "status.successful" {
+			return strconv.Itoa(int(o.Status.Succeeded)), true
 		}
 	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		set["spec.nodeName"] = o.Spec.NodeName
-		set["spec.restartPolicy"] = string(o.Spec.RestartPolicy)
-		set["spec.schedulerName"] = o.Spec.SchedulerName
-		set["spec.serviceAccountName"] = o.Spec.ServiceAccountName
-		set["spec.hostNetwork"] = strconv.FormatBool(o.Spec.HostNetwork)
-		set["status.phase"] = string(o.Status.Phase)
-		set["status.podIP"] = o.Status.PodIP
-		set["status.nominatedNodeName"] = o.Status.NominatedNodeName
+	return "", false
+}
+
+func podField(o *corev1.Pod, field string) (string, bool) {
+	switch field {
+	case "spec.nodeName":
+		return o.Spec.NodeName, true
+	case "spec.restartPolicy":
+		return string(o.Spec.RestartPolicy), true
+	case "spec.schedulerName":
+		return o.Spec.SchedulerName, true
+	case "spec.serviceAccountName":
+		return o.Spec.ServiceAccountName, true
+	case "spec.hostNetwork":
+		return strconv.FormatBool(o.Spec.HostNetwork), true
+	case "status.phase":
+		return string(o.Status.Phase), true
+	case "status.podIP":
+		return o.Status.PodIP, true
+	case "status.nominatedNodeName":
+		return o.Status.NominatedNodeName, true
+	case "status.podIPs":
 		ips := make([]string, 0, len(o.Status.PodIPs))
 		for _, ip := range o.Status.PodIPs {
 			ips = append(ips, ip.IP)
 		}
-		set["status.podIPs"] = strings.Join(ips, ",")
-	case *corev1.Node:
-		set["spec.unschedulable"] = strconv.FormatBool(o.Spec.Unschedulable)
-	case *corev1.Namespace:
-		set["status.phase"] = string(o.Status.Phase)
-	case *corev1.Secret:
-		set["type"] = string(o.Type)
-	case *corev1.Service:
-		set["spec.clusterIP"] = o.Spec.ClusterIP
-		set["spec.type"] = string(o.Spec.Type)
-	case *corev1.Event:
-		set["involvedObject.kind"] = o.InvolvedObject.Kind
-		set["involvedObject.namespace"] = o.InvolvedObject.Namespace
-		set["involvedObject.name"] = o.InvolvedObject.Name
-		set["involvedObject.uid"] = string(o.InvolvedObject.UID)
-		set["involvedObject.apiVersion"] = o.InvolvedObject.APIVersion
-		set["involvedObject.resourceVersion"] = o.InvolvedObject.ResourceVersion
-		set["involvedObject.fieldPath"] = o.InvolvedObject.FieldPath
-		set["reason"] = o.Reason
-		set["reportingComponent"] = o.ReportingController
-		set["source"] = o.Source.Component
-		set["type"] = o.Type
-	case *appsv1.ReplicaSet:
-		set["status.replicas"] = strconv.Itoa(int(o.Status.Replicas))
-	case *batchv1.Job:
-		set["status.successful"] = strconv.Itoa(int(o.Status.Succeeded))
+		return strings.Join(ips, ","), true
 	}
-	return set
+	return "", false
+}
+
+func eventField(o *corev1.Event, field string) (string, bool) {
+	switch field {
+	case "involvedObject.kind":
+		return o.InvolvedObject.Kind, true
+	case "involvedObject.namespace":
+		return o.InvolvedObject.Namespace, true
+	case "involvedObject.name":
+		return o.InvolvedObject.Name, true
+	case "involvedObject.uid":
+		return string(o.InvolvedObject.UID), true
+	case "involvedObject.apiVersion":
+		return o.InvolvedObject.APIVersion, true
+	case "involvedObject.resourceVersion":
+		return o.InvolvedObject.ResourceVersion, true
+	case "involvedObject.fieldPath":
+		return o.InvolvedObject.FieldPath, true
+	case "reason":
+		return o.Reason, true
+	case "reportingComponent":
+		return o.ReportingController, true
+	case "source":
+		return o.Source.Component, true
+	case "type":
+		return o.Type, true
+	}
+	return "", false
 }
 
 // selection is a parsed label and field selector.
@@ -110,6 +193,6 @@ func (sel *selection) predicate() storage.Predicate {
 		if !sel.labels.Matches(labels.Set(m.GetLabels())) {
 			return false
 		}
-		return sel.fields.Empty() || sel.fields.Matches(fieldSet(obj))
+		return sel.fields.Empty() || sel.fields.Matches(selectableFields(obj))
 	}
 }

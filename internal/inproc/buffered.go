@@ -65,9 +65,6 @@ func (t transport) serveBuffered(sreq, req *http.Request, cancel context.CancelF
 		w.code = http.StatusOK
 	}
 	header := w.header
-	if w.sent != nil {
-		header = w.sent
-	}
 	return &http.Response{
 		Status:        fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)),
 		StatusCode:    w.code,
@@ -82,21 +79,30 @@ func (t transport) serveBuffered(sreq, req *http.Request, cancel context.CancelF
 }
 
 // bufferWriter is the ResponseWriter of a buffered request. Like net/http's,
-// it freezes the header at WriteHeader (or the first Write).
+// it freezes the header at WriteHeader (or the first Write): a handler that
+// asks for the header after that gets a detached copy, so the header map
+// handed to the client is never cloned on the common path.
 type bufferWriter struct {
 	header http.Header
-	sent   http.Header
+	late   http.Header // Header() after WriteHeader: changes not sent
 	code   int
 	body   *bytes.Buffer
 }
 
-func (w *bufferWriter) Header() http.Header { return w.header }
+func (w *bufferWriter) Header() http.Header {
+	if w.code == 0 {
+		return w.header
+	}
+	if w.late == nil {
+		w.late = w.header.Clone()
+	}
+	return w.late
+}
 
 func (w *bufferWriter) WriteHeader(code int) {
-	if w.code != 0 {
-		return
+	if w.code == 0 {
+		w.code = code
 	}
-	w.code, w.sent = code, w.header.Clone()
 }
 
 func (w *bufferWriter) Write(b []byte) (int, error) {
