@@ -1,6 +1,7 @@
 package kubelet_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podkit/podkit/kubelet"
 )
@@ -89,6 +91,65 @@ func TestAdmissionCountsRunningPods(t *testing.T) {
 	p = e.waitPod("fourth", "rejected", failed)
 	assert.Equal(t, "OutOfpods", p.Status.Reason)
 	assert.Equal(t, "Pod was rejected: Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2", p.Status.Message)
+}
+
+// A deleted pod no longer counts against the node: its requests, its host
+// port and its place in the pod count are free for the next pods; a pod
+// updated while it runs counts once, with its latest object; rejected
+// pods never count.
+func TestAdmissionFreesDeletedPods(t *testing.T) {
+	e := newEnvNode(t, nodeSpec{"1", "1Gi", nil}, func(c *kubelet.Config) { c.MaxPods = 3 })
+	e.start()
+	withCPU := func(name, cpu string, port int32) *corev1.Pod {
+		p := e.pod(name, []string{"sleep", "inf"})
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+		if port != 0 {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: port, Protocol: corev1.ProtocolTCP}}
+		}
+		return p
+	}
+	rejected := func(name, msg string) {
+		t.Helper()
+		p := e.waitPod(name, "rejected", failed)
+		assert.Equal(t, "Pod was rejected: "+msg, p.Status.Message)
+	}
+	e.create(withCPU("first", "600m", 8080))
+	e.waitPod("first", "Running", running)
+	e.create(withCPU("over", "500m", 0))
+	rejected("over", "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000")
+	deleted := e.watchDeletion("first")
+	require.NoError(t, e.client.CoreV1().Pods("default").Delete(t.Context(), "first", metav1.DeleteOptions{}))
+	<-deleted
+
+	// The deleted pod's CPU and host port are free again. (Its worker
+	// forgets it just after deleting the API object: a pod that arrives
+	// in between may still find it counted and be rejected; the next
+	// one fits.)
+	var name string
+	for i := 0; name == ""; i++ {
+		require.Less(t, i, 20, "the deleted pod's resources were never freed")
+		n := fmt.Sprintf("second-%d", i)
+		e.create(withCPU(n, "800m", 8080))
+		if running(e.waitPod(n, "admitted or rejected", func(p *corev1.Pod) bool { return running(p) || failed(p) })) {
+			name = n
+		}
+	}
+	second := e.get(name)
+	second.Labels = map[string]string{"updated": "yes"}
+	_, err := e.client.CoreV1().Pods("default").Update(t.Context(), second, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	e.waitPod(name, "updated", func(p *corev1.Pod) bool { return p != nil && p.Labels["updated"] == "yes" })
+	e.create(withCPU("over2", "300m", 0))
+	rejected("over2", "Node didn't have enough resource: cpu, requested: 300, used: 800, capacity: 1000")
+
+	// Of the pods created so far, only the running "second" counts: two
+	// more fit.
+	e.create(e.pod("third", []string{"sleep", "inf"}))
+	e.waitPod("third", "Running", running)
+	e.create(e.pod("fourth", []string{"sleep", "inf"}))
+	e.waitPod("fourth", "Running", running)
+	e.create(e.pod("fifth", []string{"sleep", "inf"}))
+	rejected("fifth", "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3")
 }
 
 func TestAdmissionHostPortConflict(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podkit/podkit/scheduler"
 	"github.com/podkit/podkit/scheduler/plugins"
@@ -42,25 +41,22 @@ func (k *Kubelet) admit(pod *corev1.Pod) (reason, message string) {
 	if os, ok := pod.Labels[corev1.LabelOSStable]; ok && os != goruntime.GOOS {
 		return ReasonPodOSSelector, "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"
 	}
-	others := k.workers.activePods(pod.UID)
 	node := k.node()
+	a := &k.admitted
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ni := a.nodeInfoLocked(node, k.cfg.MaxPods, pod.UID)
 	if node == nil {
 		// Before the Node exists only the pod count can be checked.
-		if len(others)+1 > k.cfg.MaxPods {
-			return ReasonOutOfPods, insufficient(corev1.ResourcePods, 1, int64(len(others)), int64(k.cfg.MaxPods))
+		if others := len(ni.Pods); others+1 > k.cfg.MaxPods {
+			return ReasonOutOfPods, insufficient(corev1.ResourcePods, 1, int64(others), int64(k.cfg.MaxPods))
 		}
 		return "", ""
 	}
-	node = node.DeepCopy()
-	if node.Status.Allocatable == nil {
-		node.Status.Allocatable = corev1.ResourceList{}
+	fit, na, np, err := a.pluginsLocked()
+	if err != nil {
+		return "UnexpectedAdmissionError", err.Error()
 	}
-	pods := int64(k.cfg.MaxPods)
-	if q, ok := node.Status.Allocatable[corev1.ResourcePods]; ok && q.Value() < pods {
-		pods = q.Value()
-	}
-	node.Status.Allocatable[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
-	ni := k.podInfos.nodeInfo(node, others)
 
 	req := scheduler.PodRequests(pod, false)
 	// Extended resources the node does not know are cluster-level ones
@@ -70,25 +66,17 @@ func (k *Kubelet) admit(pod *corev1.Pod) (reason, message string) {
 			delete(req.ScalarResources, name)
 		}
 	}
-	fit, err := plugins.NewFit(plugins.FitArgs{})
-	if err != nil {
-		return "UnexpectedAdmissionError", err.Error()
-	}
 	if ins := fit.Insufficient(&req, ni); len(ins) > 0 {
 		r := ins[0]
 		return outOfReason(r.Name), insufficient(r.Name, r.Requested, r.Used, r.Capacity)
 	}
-	ctx := context.Background()
-	na, _ := plugins.NewNodeAffinity(plugins.NodeAffinityArgs{})
-	if na.Filter(ctx, nil, pod, ni) != nil {
+	if na.Filter(context.Background(), nil, pod, ni) != nil {
 		return plugins.NodeAffinityName, predicateFailed(plugins.NodeAffinityName, plugins.ErrReasonNodeAffinity)
 	}
 	if pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name {
 		return plugins.NodeNameName, predicateFailed(plugins.NodeNameName, plugins.ErrReasonNodeName)
 	}
-	np := plugins.NewNodePorts()
-	cs := scheduler.NewCycleState(nil)
-	if np.PreFilter(ctx, cs, pod) == nil && np.Filter(ctx, cs, pod, ni) != nil {
+	if !filterPorts(np, pod, ni) {
 		return plugins.NodePortsName, predicateFailed(plugins.NodePortsName, plugins.ErrReasonNodePorts)
 	}
 	if !isStaticPod(pod) && untoleratedNoExecute(node.Spec.Taints, pod.Spec.Tolerations) {

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"maps"
 	"reflect"
 	"sort"
 	"sync"
@@ -11,8 +12,8 @@ import (
 )
 
 // podRuntime is what the runtime holds of one pod: its sandboxes and every
-// attempt of its containers, newest first. Its elements are shared and
-// never modified; updates replace them.
+// attempt of its containers, newest first. Its slices and their elements
+// are shared and never modified; updates replace them.
 type podRuntime struct {
 	Sandboxes  []*sandbox.Sandbox
 	Containers []*sandbox.ContainerStatus
@@ -53,16 +54,22 @@ type runtimeCache struct {
 	// dropped remembers when a pod's last object was removed, so a relist
 	// that began earlier does not bring it back.
 	dropped map[types.UID]uint64
+	// podOf indexes pods by the IDs of their containers.
+	podOf map[string]types.UID
 }
 
 type cachedPod struct {
 	gen        uint64
 	sandboxes  map[string]*sandbox.Sandbox
 	containers map[string]*sandbox.ContainerStatus
+	// sorted is the pod's view, made by the first get after a change
+	// (valid when sortedOK): a sync reads it several times.
+	sorted   podRuntime
+	sortedOK bool
 }
 
 func newRuntimeCache() *runtimeCache {
-	return &runtimeCache{pods: map[types.UID]*cachedPod{}, dropped: map[types.UID]uint64{}}
+	return &runtimeCache{pods: map[types.UID]*cachedPod{}, dropped: map[types.UID]uint64{}, podOf: map[string]types.UID{}}
 }
 
 // generation returns the current generation (a relist's starting point).
@@ -80,6 +87,7 @@ func (c *runtimeCache) entry(uid types.UID) *cachedPod {
 	}
 	c.gen++
 	p.gen = c.gen
+	p.sortedOK = false // about to change
 	return p
 }
 
@@ -87,13 +95,20 @@ func (c *runtimeCache) entry(uid types.UID) *cachedPod {
 func (c *runtimeCache) get(uid types.UID) podRuntime {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pods[uid].view()
+	p := c.pods[uid]
+	if p == nil {
+		return podRuntime{}
+	}
+	if !p.sortedOK {
+		p.sorted, p.sortedOK = p.view(), true
+	}
+	return p.sorted
 }
 
 func (p *cachedPod) view() podRuntime {
-	var r podRuntime
-	if p == nil {
-		return r
+	r := podRuntime{
+		Sandboxes:  make([]*sandbox.Sandbox, 0, len(p.sandboxes)),
+		Containers: make([]*sandbox.ContainerStatus, 0, len(p.containers)),
 	}
 	for _, sb := range p.sandboxes {
 		r.Sandboxes = append(r.Sandboxes, sb)
@@ -144,7 +159,7 @@ func (c *runtimeCache) putContainer(cs *sandbox.ContainerStatus) types.UID {
 		return ""
 	}
 	if p := c.pods[uid]; p != nil {
-		if old := p.containers[cs.ID]; old != nil && reflect.DeepEqual(old, cs) {
+		if old := p.containers[cs.ID]; old != nil && sameContainerStatus(old, cs) {
 			return ""
 		}
 	}
@@ -153,22 +168,86 @@ func (c *runtimeCache) putContainer(cs *sandbox.ContainerStatus) types.UID {
 		return uid // never back from Exited: cs is older news
 	}
 	p.containers[cs.ID] = cs
+	c.podOf[cs.ID] = uid
 	return uid
+}
+
+// sameContainerStatus is reflect.DeepEqual(a, b), without reflection in
+// the common case of equal statuses: their fields compare equal with ==,
+// and their maps hold the same entries (and are both nil or both not).
+// (TestSameContainerStatus checks that it looks at every field.)
+func sameContainerStatus(a, b *sandbox.ContainerStatus) bool {
+	if a.ID != b.ID || a.SandboxID != b.SandboxID || a.Name != b.Name || a.Attempt != b.Attempt ||
+		a.State != b.State || a.CreatedAt != b.CreatedAt || a.StartedAt != b.StartedAt ||
+		a.FinishedAt != b.FinishedAt || a.ExitCode != b.ExitCode || a.Reason != b.Reason ||
+		a.Message != b.Message || a.PID != b.PID || a.Image != b.Image || a.ImageID != b.ImageID ||
+		a.LogPath != b.LogPath {
+		// Times with equal instants and locations that are different
+		// pointers to equal zones differ for == alone.
+		return reflect.DeepEqual(a, b)
+	}
+	return sameMap(a.Labels, b.Labels) && sameMap(a.Annotations, b.Annotations)
+}
+
+// sameMap is reflect.DeepEqual of two string maps.
+func sameMap(a, b map[string]string) bool {
+	return (a == nil) == (b == nil) && maps.Equal(a, b)
+}
+
+// reflects says the cache holds container id in the state an event of
+// type typ announces, or a later one (a container only moves from
+// created to running to exited).
+func (c *runtimeCache) reflects(id string, typ sandbox.ContainerEventType) bool {
+	var announced int
+	switch typ {
+	case sandbox.ContainerCreated:
+		announced = 1
+	case sandbox.ContainerStarted:
+		announced = 2
+	case sandbox.ContainerStopped:
+		announced = 3
+	default:
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.pods[c.podOf[id]]; p != nil {
+		if cs := p.containers[id]; cs != nil {
+			return stateRank(cs.State) >= announced
+		}
+	}
+	return false
+}
+
+// stateRank orders container states as a container goes through them (0:
+// unknown).
+func stateRank(s sandbox.ContainerState) int {
+	switch s {
+	case sandbox.ContainerStateCreated:
+		return 1
+	case sandbox.ContainerStateRunning:
+		return 2
+	case sandbox.ContainerStateExited:
+		return 3
+	}
+	return 0
 }
 
 // deleteContainer forgets a container and returns its pod.
 func (c *runtimeCache) deleteContainer(id string) types.UID {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for uid, p := range c.pods {
-		if _, ok := p.containers[id]; ok {
-			p = c.entry(uid)
-			delete(p.containers, id)
-			c.dropIfEmptyLocked(uid)
-			return uid
-		}
+	uid, ok := c.podOf[id]
+	if !ok {
+		return ""
 	}
-	return ""
+	delete(c.podOf, id)
+	if p := c.pods[uid]; p == nil || p.containers[id] == nil {
+		return ""
+	}
+	delete(c.entry(uid).containers, id)
+	c.dropIfEmptyLocked(uid)
+	return uid
 }
 
 // putSandbox records a sandbox.
@@ -204,6 +283,7 @@ func (c *runtimeCache) deleteSandbox(uid types.UID, id string) {
 	for cid, cs := range p.containers {
 		if cs.SandboxID == id {
 			delete(p.containers, cid)
+			delete(c.podOf, cid)
 		}
 	}
 	c.dropIfEmptyLocked(uid)
@@ -214,101 +294,6 @@ func (c *runtimeCache) dropIfEmptyLocked(uid types.UID) {
 		delete(c.pods, uid)
 		c.dropped[uid] = c.gen
 	}
-}
-
-// replace installs a full listing taken when the generation was since,
-// keeping pods updated after that, and returns the pods whose state
-// changed.
-func (c *runtimeCache) replace(since uint64, sbs []*sandbox.Sandbox, cs []*sandbox.ContainerStatus) map[types.UID]bool {
-	fresh := map[types.UID]*cachedPod{}
-	get := func(uid types.UID) *cachedPod {
-		p := fresh[uid]
-		if p == nil {
-			p = &cachedPod{sandboxes: map[string]*sandbox.Sandbox{}, containers: map[string]*sandbox.ContainerStatus{}}
-			fresh[uid] = p
-		}
-		return p
-	}
-	sbPod := map[string]types.UID{}
-	for _, sb := range sbs {
-		uid := sandboxPodUID(sb)
-		if uid == "" {
-			continue
-		}
-		sbPod[sb.ID] = uid
-		get(uid).sandboxes[sb.ID] = sb
-	}
-	for _, st := range cs {
-		uid := podUIDOf(st)
-		if uid == "" {
-			uid = sbPod[st.SandboxID]
-		}
-		if uid == "" {
-			continue
-		}
-		get(uid).containers[st.ID] = st
-	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	changed := map[types.UID]bool{}
-	for uid, old := range c.pods {
-		if old.gen > since {
-			delete(fresh, uid) // a worker knows better
-			continue
-		}
-		nu := fresh[uid]
-		if nu == nil {
-			changed[uid] = true
-			delete(c.pods, uid)
-			continue
-		}
-		for id, cs := range nu.containers {
-			if o := old.containers[id]; o != nil && o.State == sandbox.ContainerStateExited && cs.State != sandbox.ContainerStateExited {
-				nu.containers[id] = o
-			}
-		}
-		if fingerprint(old) != fingerprint(nu) {
-			changed[uid] = true
-		}
-		nu.gen = old.gen
-		c.pods[uid] = nu
-		delete(fresh, uid)
-	}
-	for uid, nu := range fresh {
-		if c.dropped[uid] > since {
-			continue // removed by a worker while the listing was taken
-		}
-		changed[uid] = true
-		c.pods[uid] = nu
-	}
-	for uid, g := range c.dropped {
-		if g <= since {
-			delete(c.dropped, uid) // older than this listing: it saw the removal
-		}
-	}
-	return changed
-}
-
-// fingerprint summarises the states of a pod's sandboxes and containers.
-func fingerprint(p *cachedPod) string {
-	keys := make([]string, 0, len(p.sandboxes)+len(p.containers))
-	for id, sb := range p.sandboxes {
-		keys = append(keys, "s"+id+string(sb.State))
-	}
-	for id, cs := range p.containers {
-		keys = append(keys, "c"+id+string(cs.State))
-	}
-	sort.Strings(keys)
-	n := 0
-	for _, k := range keys {
-		n += len(k) + 1
-	}
-	b := make([]byte, 0, n)
-	for _, k := range keys {
-		b = append(append(b, k...), ',')
-	}
-	return string(b)
 }
 
 // uids returns every pod the runtime holds something of.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
@@ -39,17 +40,17 @@ func (k *Kubelet) containerConfig(ctx context.Context, w *podWorker, pod *corev1
 	if err != nil {
 		return nil, err
 	}
-	mounts = k.addEtcHosts(pod, c, mounts)
+	mounts = k.addEtcHosts(&w.st, pod, c, mounts)
 	anns := containerAnnotations(pod, c, attempt, isInit)
 	if c.TerminationMessagePath != "" {
-		p, err := k.createTerminationLog(pod, c)
+		p, err := k.createTerminationLog(k.pathsOf(&w.st, pod).dir, c, attempt)
 		if err != nil {
 			return nil, err
 		}
 		anns[AnnotationTerminationLog] = p
 		mounts = append(mounts, sandbox.Mount{ContainerPath: c.TerminationMessagePath, HostPath: p})
 	}
-	if err := os.MkdirAll(k.containerLogDir(pod, c.Name), 0o755); err != nil {
+	if err := makeAttemptDir(filepath.Join(k.pathsOf(&w.st, pod).logDir, c.Name), 0o755, attempt); err != nil {
 		k.releaseContainerFiles(ctx, anns)
 		return nil, fmt.Errorf("creating the log directory of container %s: %w", c.Name, err)
 	}
@@ -74,7 +75,7 @@ func (k *Kubelet) containerConfig(ctx context.Context, w *podWorker, pod *corev1
 		Mounts:      mounts,
 		Resources:   k.containerResources(c),
 		Security:    sec,
-		LogPath:     fmt.Sprintf("%s/%d.log", c.Name, attempt),
+		LogPath:     c.Name + "/" + strconv.FormatUint(uint64(attempt), 10) + ".log",
 		Labels:      containerLabels(pod, c),
 		Annotations: anns,
 	}
@@ -103,42 +104,57 @@ func (k *Kubelet) containerResources(c *corev1.Container) *specs.LinuxResources 
 }
 
 // addEtcHosts mounts the kubelet-managed hosts file at /etc/hosts, unless
-// the container mounts something there itself.
-func (k *Kubelet) addEtcHosts(pod *corev1.Pod, c *corev1.Container, mounts []sandbox.Mount) []sandbox.Mount {
+// the container mounts something there itself, once it exists (this sync
+// wrote it or found it current: no need to look).
+func (k *Kubelet) addEtcHosts(st *podState, pod *corev1.Pod, c *corev1.Container, mounts []sandbox.Mount) []sandbox.Mount {
 	for _, vm := range c.VolumeMounts {
 		if filepath.Clean(vm.MountPath) == "/etc/hosts" {
 			return mounts
 		}
 	}
-	p := k.etcHostsPath(pod)
-	if _, err := os.Stat(p); err != nil {
-		return mounts
+	p := k.pathsOf(st, pod).etcHosts
+	if !st.hostsChecked {
+		if _, err := os.Stat(p); err != nil {
+			return mounts
+		}
 	}
 	return append(mounts, sandbox.Mount{ContainerPath: "/etc/hosts", HostPath: p})
 }
 
 // createTerminationLog creates the empty, world-writable file bound at the
 // container's terminationMessagePath, unique per attempt.
-func (k *Kubelet) createTerminationLog(pod *corev1.Pod, c *corev1.Container) (string, error) {
-	dir := filepath.Join(k.podDir(pod), "containers", c.Name)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+func (k *Kubelet) createTerminationLog(podDir string, c *corev1.Container, attempt uint32) (string, error) {
+	dir := filepath.Join(podDir, "containers", c.Name)
+	if err := makeAttemptDir(dir, 0o750, attempt); err != nil {
 		return "", fmt.Errorf("creating %s: %w", dir, err)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	p := filepath.Join(dir, hex.EncodeToString(b[:]))
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	f, err := openFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
 	if err != nil {
 		return "", fmt.Errorf("creating the termination log of container %s: %w", c.Name, err)
 	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
 	// The umask applied at creation; the container may run as anyone.
-	if err := os.Chmod(p, 0o666); err != nil {
+	err = f.Chmod(0o666)
+	if cerr := f.Close(); cerr != nil && err == nil {
+		return "", cerr
+	}
+	if err != nil {
 		return "", fmt.Errorf("making %s writable: %w", p, err)
 	}
 	return p, nil
+}
+
+// makeAttemptDir makes a directory of a container's attempts (as
+// os.MkdirAll): the first attempt's most likely does not exist yet (one
+// mkdir below its parent), later attempts' most likely does (one lookup).
+func makeAttemptDir(dir string, perm os.FileMode, attempt uint32) error {
+	if attempt == 0 {
+		_, err := mkdir(dir, perm)
+		return err
+	}
+	return os.MkdirAll(dir, perm)
 }
 
 // snapshotKey names a container attempt's rootfs snapshot.

@@ -17,14 +17,16 @@
 // object, and the static pod directory. Each pod gets a worker goroutine
 // that runs one sync at a time (pods are synced in parallel), woken by its
 // sources, by the PLEG (runtime events through sandbox.EventSource, and a
-// relist every RelistInterval: one List call), by probe results, and by its
-// own timer (back-off ends, activeDeadlineSeconds, ResyncInterval). When ctx
+// relist every RelistInterval: one List call), by probe results, and at the
+// time its last sync asked for (back-off ends, activeDeadlineSeconds,
+// ResyncInterval), from one timer over all workers' wake times. When ctx
 // ends, the workers stop and the containers keep running.
 //
 // # A sync, in the seeds' order
 //
 //  1. Node admission, once: OS, resources against the Node's allocatable
-//     minus the admitted pods' requests, the pod count (MaxPods), node
+//     minus the admitted pods' requests (an account kept as pods come and
+//     go, not recounted per admission), the pod count (MaxPods), node
 //     affinity and selector, node name, host ports, NoExecute taints — a
 //     rejected pod is Failed with Kubernetes' reason (OutOfcpu, OutOfpods,
 //     NodeAffinity, NodePorts, TaintToleration) and message
@@ -62,6 +64,20 @@
 // semantics without jitter): the first restart is immediate, then 10 s,
 // 20 s, ... up to 5 min; a failure more than 10 min after the last restart
 // starts over. Both the bases and the reset are configurable.
+//
+// # Cost per pod
+//
+// A node starts many pods at once, so a pod's first sync avoids work whose
+// result it knows: the pod's directories are made with one mkdir each
+// below their known parents, files it wrote into a directory it created
+// are not read back or checked for, image references, image
+// configurations (by image ID) and resolv.conf files (by namespace and DNS
+// policy) are remembered, a generated status is shared (never modified)
+// by the worker, its readers and the status manager, the runtime cache
+// keeps one sorted view per pod until it changes, and a status echo from
+// the informer is told apart from a spec change by the spec's encoding.
+// What the kubelet writes to the API and to disk, and its events, are
+// those of a kubelet that does all the work.
 //
 // # Termination
 //

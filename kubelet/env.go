@@ -108,7 +108,7 @@ func (k *Kubelet) makeEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Contai
 		}
 	}
 
-	withIPs := k.podWithIPs(pod, sb)
+	var withIPs *corev1.Pod // for the downward API, made on first use
 	for _, e := range c.Env {
 		val := e.Value
 		switch {
@@ -116,6 +116,9 @@ func (k *Kubelet) makeEnv(ctx context.Context, pod *corev1.Pod, c *corev1.Contai
 			val = expand(val, vars)
 		case e.ValueFrom == nil:
 		case e.ValueFrom.FieldRef != nil:
+			if withIPs == nil {
+				withIPs = k.podWithIPs(pod, sb)
+			}
 			v, err := volume.FieldValue(withIPs, e.ValueFrom.FieldRef.FieldPath)
 			if err != nil {
 				return nil, err

@@ -1,8 +1,6 @@
 package kubelet
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -70,7 +68,7 @@ func containerRef(pod *corev1.Pod, name string) *corev1.ObjectReference {
 			field = "spec.initContainers"
 		}
 	}
-	ref.FieldPath = fmt.Sprintf("%s{%s}", field, name)
+	ref.FieldPath = field + "{" + name + "}"
 	return ref
 }
 

@@ -46,7 +46,7 @@ func (k *Kubelet) ensureImage(ctx context.Context, w *podWorker, pod *corev1.Pod
 		k.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventFailed, "Error: "+reason)
 		return imageInfo{}, retry, err
 	}
-	parsed, err := image.ParseReference(ref)
+	parsed, err := k.imageMemo.parse(ref)
 	if err != nil {
 		msg := fmt.Sprintf("Failed to apply default image tag %q: %v", ref, err)
 		k.containerEvent(pod, c.Name, corev1.EventTypeWarning, EventInspectFailed, msg)
@@ -123,17 +123,22 @@ func (k *Kubelet) imageInfo(ctx context.Context, ref string, img *image.Image) (
 	if len(img.RepoDigests) > 0 {
 		info.id = img.RepoDigests[0]
 	}
-	v1img, err := k.images.Open(ctx, ref)
-	if err != nil {
-		return info, fmt.Errorf("opening image %q: %w", ref, err)
-	}
-	cf, err := v1img.ConfigFile()
-	if err != nil {
-		return info, fmt.Errorf("reading the configuration of image %q: %w", ref, err)
-	}
-	info.config = sandbox.ImageConfig{
-		Entrypoint: cf.Config.Entrypoint, Cmd: cf.Config.Cmd, Env: cf.Config.Env,
-		WorkingDir: cf.Config.WorkingDir, User: cf.Config.User, StopSignal: cf.Config.StopSignal,
+	if c, ok := k.imageMemo.config(img.ID); ok {
+		info.config = c
+	} else {
+		v1img, err := k.images.Open(ctx, ref)
+		if err != nil {
+			return info, fmt.Errorf("opening image %q: %w", ref, err)
+		}
+		cf, err := v1img.ConfigFile()
+		if err != nil {
+			return info, fmt.Errorf("reading the configuration of image %q: %w", ref, err)
+		}
+		info.config = sandbox.ImageConfig{
+			Entrypoint: cf.Config.Entrypoint, Cmd: cf.Config.Cmd, Env: cf.Config.Env,
+			WorkingDir: cf.Config.WorkingDir, User: cf.Config.User, StopSignal: cf.Config.StopSignal,
+		}
+		k.imageMemo.setConfig(img.ID, info.config)
 	}
 	if k.snapshots == nil || k.unpacker == nil {
 		return info, nil

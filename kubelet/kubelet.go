@@ -27,24 +27,27 @@ import (
 
 // Kubelet is the node agent. Build it with New and run it with Run.
 type Kubelet struct {
-	cfg       Config
-	log       *slog.Logger
-	clock     clock.WithTicker
-	client    kubernetes.Interface
-	runtime   sandbox.SandboxRunner
-	execer    sandbox.Execer
-	images    Images
-	unpacker  Unpacker
-	snapshots overlay.Snapshotter
-	cgroups   Cgroups
-	volumes   Volumes
-	prober    *prober.Manager
-	podInfos  podInfoCache // admission's PodInfos of the pods on the node
-	metrics   *metrics
-	http      *http.Client
+	cfg        Config
+	log        *slog.Logger
+	clock      clock.WithTicker
+	client     kubernetes.Interface
+	runtime    sandbox.SandboxRunner
+	execer     sandbox.Execer
+	images     Images
+	unpacker   Unpacker
+	snapshots  overlay.Snapshotter
+	cgroups    Cgroups
+	volumes    Volumes
+	prober     *prober.Manager
+	admitted   admittedPods // admission's accounting of the pods on the node
+	imageMemo  imageMemo    // parsed references, image configurations
+	resolvMemo resolvMemo   // pods' resolv.conf files
+	metrics    *metrics
+	http       *http.Client
 
 	cache   *runtimeCache
 	workers *podWorkers
+	wakeups *wakeups
 	status  *statusManager
 	births  *birthWriter
 	static  *staticSource
@@ -124,6 +127,7 @@ func New(cfg Config) (*Kubelet, error) {
 	k.pullBackoff = newBackoff(cfg.ImagePullBackOff, cfg.Clock)
 	k.cache = newRuntimeCache()
 	k.workers = newPodWorkers(k)
+	k.wakeups = newWakeups(cfg.Clock)
 	k.status = newStatusManager(k)
 	k.mirrors = newMirrorPods(k)
 	if cfg.StaticPodDir != "" {
@@ -186,6 +190,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		})
 	}
 	k.podFactory.Start(ctx.Done())
+	goRun(func() { k.wakeups.run(ctx) })
 	goRun(func() { k.status.run(ctx, k.cfg.StatusWorkers) })
 	goRun(func() { k.consumeProbeResults(ctx) })
 	goRun(func() { k.births.run(ctx) })
@@ -233,6 +238,9 @@ func (k *Kubelet) consumeProbeResults(ctx context.Context) {
 			}
 			if u.Probe != prober.Readiness && u.Result == prober.Failure {
 				w.mu.Lock()
+				if w.probeKills == nil {
+					w.probeKills = map[string]string{}
+				}
 				w.probeKills[u.ContainerID] = strings.ToLower(u.Probe.String())
 				w.mu.Unlock()
 			}

@@ -2,8 +2,8 @@ package kubelet
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/fnv"
+	"io"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,7 +97,9 @@ func containerAnnotations(pod *corev1.Pod, c *corev1.Container, attempt uint32, 
 // spec's is restarted, as in Kubernetes.
 func containerHash(c *corev1.Container) string {
 	h := fnv.New32a()
-	fmt.Fprintf(h, "%s\x00%s", c.Name, c.Image)
+	_, _ = io.WriteString(h, c.Name)
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, c.Image)
 	return strconv.FormatUint(uint64(h.Sum32()), 16)
 }
 

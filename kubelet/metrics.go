@@ -20,6 +20,27 @@ const (
 	StepContainers = "containers"
 )
 
+// stepSet is a set of the steps above.
+type stepSet uint8
+
+// startSteps lists the steps, in the order of stepSet's bits.
+var startSteps = [...]string{StepAdmit, StepCgroup, StepVolumes, StepSandbox, StepImage, StepInit, StepContainers}
+
+// add adds a step and says whether it was new (an unknown name always is).
+func (s *stepSet) add(name string) bool {
+	for i, n := range startSteps {
+		if n == name {
+			bit := stepSet(1) << i
+			if *s&bit != 0 {
+				return false
+			}
+			*s |= bit
+			return true
+		}
+	}
+	return true
+}
+
 // metrics are the kubelet's Prometheus metrics, named as Kubernetes names
 // them where it has one.
 type metrics struct {

@@ -102,6 +102,12 @@ func (k *Kubelet) handleContainerEvent(ctx context.Context, ev sandbox.Container
 		}
 		return
 	}
+	if k.cache.reflects(ev.ContainerID, ev.Type) {
+		// The worker that created, started or stopped it read it
+		// afterwards: the event is no news, and reading the container
+		// again would find the same.
+		return
+	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	st, err := k.runtime.ContainerStatus(cctx, ev.ContainerID)

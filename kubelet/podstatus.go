@@ -32,17 +32,12 @@ const reasonBlocked = "Blocked"
 func (k *Kubelet) reportStatus(w *podWorker, pod *corev1.Pod, terminal bool) corev1.PodStatus {
 	st := &w.st
 	rt := k.cache.get(pod.UID)
-	waiting := make(map[string]status.Waiting, len(st.waiting))
-	for n, r := range st.waiting {
-		waiting[n] = r
-	}
 	in := pod
 	if st.last != nil && (pod.Status.Reason != st.last.Reason || pod.Status.Message != st.last.Message) {
 		// Generate falls back to the API's phase reason when the kubelet
 		// has none; the API's copy may predate the kubelet's last write
 		// (a soft rejection the kubelet lifted), so it gets the kubelet's.
-		cp := *pod
-		cp.Status = *pod.Status.DeepCopy()
+		cp := *pod // Generate only reads it
 		cp.Status.Reason, cp.Status.Message = st.last.Reason, st.last.Message
 		in = &cp
 	}
@@ -52,7 +47,7 @@ func (k *Kubelet) reportStatus(w *podWorker, pod *corev1.Pod, terminal bool) cor
 		Sandbox:    rt.latestSandbox(),
 		Containers: k.withTerminationMessages(st, pod, rt.Containers),
 		Probes:     k.prober,
-		Waiting:    waiting,
+		Waiting:    st.waiting, // read only, during the call
 		NodeIPs:    k.nodeIPs(),
 		Terminal:   terminal,
 		Override:   st.override,
@@ -62,9 +57,12 @@ func (k *Kubelet) reportStatus(w *podWorker, pod *corev1.Pod, terminal bool) cor
 		base = *st.last
 	}
 	merged := status.Merge(base, gen, k.clock.Now())
+	// A generated status is never modified once made (Merge and its
+	// readers copy what they change), so the worker's last status, the
+	// readers' and the status manager's share it.
 	st.last = &merged
 	w.mu.Lock()
-	w.lastStatus = merged.DeepCopy()
+	w.lastStatus = st.last
 	w.mu.Unlock()
 	k.status.set(pod, merged)
 	k.observeStart(st, pod, &merged)
@@ -105,6 +103,9 @@ func (k *Kubelet) withTerminationMessages(st *podState, pod *corev1.Pod, cs []*s
 		msg, ok := st.termMessages[c.ID]
 		if !ok {
 			msg = k.readTerminationMessage(c)
+			if st.termMessages == nil {
+				st.termMessages = map[string]string{}
+			}
 			st.termMessages[c.ID] = msg
 		}
 		if msg == "" {

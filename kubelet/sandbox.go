@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +23,8 @@ const AnnotationCgroupParent = "podkit.io/cgroup-parent"
 
 // sandboxConfig describes the pod's sandbox (attempt 0) and returns the
 // DNS warnings worth an event.
-func (k *Kubelet) sandboxConfig(ctx context.Context, pod *corev1.Pod, parent string) (*sandbox.SandboxConfig, []string, error) {
-	resolv, warnings, err := cni.ResolvConf(pod, k.cfg.DNS)
+func (k *Kubelet) sandboxConfig(ctx context.Context, pod *corev1.Pod, logDir, parent string) (*sandbox.SandboxConfig, []string, error) {
+	resolv, warnings, err := k.resolvMemo.resolvConf(pod, k.cfg.DNS)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pod DNS configuration: %w", err)
 	}
@@ -45,7 +44,7 @@ func (k *Kubelet) sandboxConfig(ctx context.Context, pod *corev1.Pod, parent str
 	cfg := &sandbox.SandboxConfig{
 		Pod:            sandbox.PodMeta{Name: pod.Name, Namespace: pod.Namespace, UID: string(pod.UID)},
 		Hostname:       hostname,
-		LogDirectory:   k.podLogDir(pod),
+		LogDirectory:   logDir,
 		ResolvConf:     resolv,
 		HostnameFile:   hostnameFile,
 		CgroupParent:   parent,
@@ -116,15 +115,16 @@ func sandboxUsable(pod *corev1.Pod, sb *sandbox.Sandbox, hash string) bool {
 // with restartPolicy Never whose containers already ran gets no new
 // sandbox, as in Kubernetes: the old one is returned as it is.
 func (k *Kubelet) ensureSandbox(ctx context.Context, w *podWorker, pod *corev1.Pod, rt podRuntime, parent string) (*sandbox.Sandbox, bool, error) {
-	cfg, warnings, err := k.sandboxConfig(ctx, pod, parent)
+	cfg, warnings, err := k.sandboxConfig(ctx, pod, k.pathsOf(&w.st, pod).logDir, parent)
 	if err != nil {
 		k.event(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox, "Failed to create pod sandbox: "+err.Error())
 		return nil, false, err
 	}
 	hash := cfg.Annotations[AnnotationSandboxHash]
 	old := rt.latestSandbox()
+	w.st.hostsChecked = false
 	if sandboxUsable(pod, old, hash) {
-		if err := k.writeEtcHosts(pod, old); err != nil {
+		if err := k.writeEtcHosts(&w.st, pod, old); err != nil {
 			k.log.Warn("writing the pod's hosts file", "pod", podKey(pod), "err", err)
 		}
 		return old, false, nil
@@ -152,24 +152,18 @@ func (k *Kubelet) ensureSandbox(ctx context.Context, w *podWorker, pod *corev1.P
 	for _, msg := range warnings {
 		k.event(pod, corev1.EventTypeWarning, EventDNSConfigForming, msg)
 	}
-	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
-		return nil, false, fmt.Errorf("creating %s: %w", cfg.LogDirectory, err)
-	}
+	// The log directory (cfg.LogDirectory) is there: makePodDirs made it
+	// earlier in this sync.
 	sb, err := k.runtime.RunPodSandbox(ctx, cfg)
 	if err != nil {
 		k.event(pod, corev1.EventTypeWarning, EventFailedCreatePodSandBox, "Failed to create pod sandbox: "+err.Error())
 		return nil, false, err
 	}
 	k.cache.putSandbox(sb)
-	if err := k.writeEtcHosts(pod, sb); err != nil {
+	if err := k.writeEtcHosts(&w.st, pod, sb); err != nil {
 		k.log.Warn("writing the pod's hosts file", "pod", podKey(pod), "err", err)
 	}
 	return sb, true, nil
-}
-
-// etcHostsPath is the pod's kubelet-managed hosts file.
-func (k *Kubelet) etcHostsPath(pod *corev1.Pod) string {
-	return filepath.Join(k.podDir(pod), "etc-hosts")
 }
 
 // sandboxIPs are the pod's addresses: the sandbox's, or the node's on the
@@ -185,8 +179,11 @@ func (k *Kubelet) sandboxIPs(pod *corev1.Pod, sb *sandbox.Sandbox) []netip.Addr 
 }
 
 // writeEtcHosts writes the pod's /etc/hosts (as the kubelet manages it,
-// bind mounted into every container) once the pod has addresses.
-func (k *Kubelet) writeEtcHosts(pod *corev1.Pod, sb *sandbox.Sandbox) error {
+// bind mounted into every container) once the pod has addresses: through
+// a temporary file renamed over it, unless it is current already. In a pod
+// directory the worker created, before the worker ever wrote it, the file
+// cannot exist: it is written in place, with nothing to read or replace.
+func (k *Kubelet) writeEtcHosts(st *podState, pod *corev1.Pod, sb *sandbox.Sandbox) error {
 	ips := k.sandboxIPs(pod, sb)
 	if len(ips) == 0 {
 		return nil
@@ -199,15 +196,27 @@ func (k *Kubelet) writeEtcHosts(pod *corev1.Pod, sb *sandbox.Sandbox) error {
 	if err != nil {
 		return err
 	}
-	p := k.etcHostsPath(pod)
+	p := k.pathsOf(st, pod).etcHosts
+	if st.newPodDir && !st.hostsWritten {
+		if err := writeFile(p, b, 0o644); err != nil {
+			return err
+		}
+		st.hostsWritten, st.hostsChecked = true, true
+		return nil
+	}
 	if cur, err := os.ReadFile(p); err == nil && string(cur) == string(b) {
+		st.hostsChecked = true
 		return nil
 	}
 	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := writeFile(tmp, b, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, p)
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	st.hostsWritten, st.hostsChecked = true, true
+	return nil
 }
 
 // podIP is the pod's first address as a string ("" without one).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"sync"
@@ -103,7 +104,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 	if err != nil {
 		return wake, err
 	}
-	attempt := k.nextAttempt(pod, c.Name)
+	attempt := k.nextAttempt(st, pod, c.Name)
 	tConfig := k.clock.Now()
 	cfg, err := k.containerConfig(ctx, w, pod, sb, c, sa.init, attempt, img)
 	if err != nil {
@@ -112,6 +113,7 @@ func (k *Kubelet) startContainer(ctx context.Context, w *podWorker, pod *corev1.
 		return retry, err
 	}
 	tCreate := k.clock.Now()
+	st.containersCreated = true
 	id, err := k.runtime.CreateContainer(ctx, sb.ID, cfg)
 	if err != nil {
 		k.releaseContainerFiles(ctx, cfg.Annotations)
@@ -167,18 +169,20 @@ var logFileName = regexp.MustCompile(`^(\d+)\.log(\..*)?$`)
 
 // nextAttempt is a container's next restart count: one more than its
 // newest attempt the runtime knows, else one more than its newest log file
-// (the runtime may have forgotten it, as after a node reboot), else 0.
-func (k *Kubelet) nextAttempt(pod *corev1.Pod, name string) uint32 {
+// (the runtime may have forgotten it, as after a node reboot), else 0. A
+// log directory the worker created holds no log before its first
+// container.
+func (k *Kubelet) nextAttempt(st *podState, pod *corev1.Pod, name string) uint32 {
 	var next uint32
 	found := false
 	for _, cs := range k.cache.get(pod.UID).byName(name, "") {
 		found = true
 		next = max(next, cs.Attempt+1)
 	}
-	if found {
+	if found || (st.newLogDir && !st.containersCreated) {
 		return next
 	}
-	ents, err := os.ReadDir(k.containerLogDir(pod, name))
+	ents, err := os.ReadDir(filepath.Join(k.pathsOf(st, pod).logDir, name))
 	if err != nil {
 		return 0
 	}

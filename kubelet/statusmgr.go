@@ -28,10 +28,13 @@ type statusManager struct {
 
 	mu      sync.Mutex
 	desired map[types.UID]*statusEntry
-	locks   map[types.UID]*sync.Mutex
 }
 
 type statusEntry struct {
+	// writing serialises the writes of the pod's status (the queue's
+	// workers and flush).
+	writing sync.Mutex
+
 	pod     *corev1.Pod
 	status  corev1.PodStatus
 	version uint64
@@ -47,7 +50,6 @@ func newStatusManager(k *Kubelet) *statusManager {
 		k:       k,
 		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.UID]()),
 		desired: map[types.UID]*statusEntry{},
-		locks:   map[types.UID]*sync.Mutex{},
 	}
 }
 
@@ -83,7 +85,6 @@ func (m *statusManager) requeue(uid types.UID) {
 func (m *statusManager) forget(uid types.UID) {
 	m.mu.Lock()
 	delete(m.desired, uid)
-	delete(m.locks, uid)
 	m.mu.Unlock()
 }
 
@@ -114,29 +115,24 @@ func (m *statusManager) run(ctx context.Context, n int) {
 	wg.Wait()
 }
 
-func (m *statusManager) lock(uid types.UID) *sync.Mutex {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	l := m.locks[uid]
-	if l == nil {
-		l = &sync.Mutex{}
-		m.locks[uid] = l
-	}
-	return l
-}
-
 // sync writes uid's latest status if it is not written yet.
 func (m *statusManager) sync(ctx context.Context, uid types.UID) error {
-	l := m.lock(uid)
-	l.Lock()
-	defer l.Unlock()
 	m.mu.Lock()
 	e := m.desired[uid]
-	if e == nil || e.written == e.version {
+	m.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	e.writing.Lock()
+	defer e.writing.Unlock()
+	m.mu.Lock()
+	if m.desired[uid] != e || e.written == e.version { // forgotten meanwhile, or written
 		m.mu.Unlock()
 		return nil
 	}
-	pod, st, version, last := e.pod, *e.status.DeepCopy(), e.version, e.last
+	// The status is shared, not copied: statuses are never modified once
+	// generated (reportStatus), and write only reads it.
+	pod, st, version, last := e.pod, e.status, e.version, e.last
 	m.mu.Unlock()
 
 	done, written, err := m.write(ctx, pod, st, last)
@@ -148,7 +144,7 @@ func (m *statusManager) sync(ctx context.Context, uid types.UID) error {
 		return nil // no mirror pod yet: requeue writes it
 	}
 	m.mu.Lock()
-	if cur := m.desired[uid]; cur != nil && cur.written < version {
+	if cur := m.desired[uid]; cur == e && cur.written < version { // not forgotten meanwhile
 		cur.written = version
 		if written != nil {
 			cur.last = written
@@ -188,9 +184,12 @@ func (m *statusManager) write(ctx context.Context, pod *corev1.Pod, st corev1.Po
 			m.k.metrics.statusWrites.WithLabelValues("unchanged").Inc()
 			return true, nil, nil
 		}
-		obj := target.DeepCopy()
+		// The object sent: target with the merged status. Encoding only
+		// reads it, so a shallow copy leaves target (the informer's, or
+		// the API server's answer) as it was.
+		obj := *target
 		obj.Status = merged
-		out, err := pods.UpdateStatus(ctx, obj, metav1.UpdateOptions{})
+		out, err := pods.UpdateStatus(ctx, &obj, metav1.UpdateOptions{})
 		switch {
 		case err == nil:
 			m.k.metrics.statusWrites.WithLabelValues("written").Inc()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -131,7 +129,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod) (t
 	}
 	st.cgroup = parent
 	k.step(st, StepCgroup, t0)
-	if err := k.makePodDirs(pod); err != nil {
+	if err := k.makePodDirs(st, pod); err != nil {
 		k.event(pod, corev1.EventTypeWarning, EventFailedSync, fmt.Sprintf("error making pod data directories: %v", err))
 		k.reportStatus(w, pod, false)
 		return t0.Add(retry), false
@@ -209,10 +207,9 @@ func (k *Kubelet) deadline(w *podWorker, pod *corev1.Pod) (time.Time, bool) {
 
 // step records the duration of a start step the first time it completes.
 func (k *Kubelet) step(st *podState, name string, since time.Time) {
-	if st.startObserved || st.steps[name] {
+	if st.startObserved || !st.steps.add(name) {
 		return
 	}
-	st.steps[name] = true
 	k.birthStep(st, name)
 	k.metrics.podStep.WithLabelValues(name).Observe(k.clock.Since(since).Seconds())
 }
@@ -228,31 +225,6 @@ func (k *Kubelet) ensureCgroup(ctx context.Context, pod *corev1.Pod) (string, er
 		return "", fmt.Errorf("pod %s cgroup: %w", podKey(pod), err)
 	}
 	return p, nil
-}
-
-// podDir is the pod's state directory, RootDir/pods/<uid>.
-func (k *Kubelet) podDir(pod *corev1.Pod) string {
-	return filepath.Join(k.cfg.RootDir, "pods", string(pod.UID))
-}
-
-// podLogDir is the pod's log directory, LogDir/<ns>_<name>_<uid>.
-func (k *Kubelet) podLogDir(pod *corev1.Pod) string {
-	return filepath.Join(k.cfg.LogDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
-}
-
-// makePodDirs creates the pod's state and log directories.
-func (k *Kubelet) makePodDirs(pod *corev1.Pod) error {
-	for _, d := range []string{
-		filepath.Join(k.podDir(pod), "volumes"),
-		filepath.Join(k.podDir(pod), "plugins"),
-		filepath.Join(k.podDir(pod), "containers"),
-		k.podLogDir(pod),
-	} {
-		if err := os.MkdirAll(d, 0o750); err != nil {
-			return fmt.Errorf("creating %s: %w", d, err)
-		}
-	}
-	return nil
 }
 
 // reportVolumeErrors records one FailedMount event per failed volume.

@@ -1,7 +1,10 @@
 package kubelet
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -19,17 +22,28 @@ import (
 type podWorker struct {
 	uid    types.UID
 	signal chan struct{} // capacity 1: wake-ups coalesce
+	// admitted is told what of the pod counts against the node.
+	admitted *admittedPods
+	// wakeAt is when wakeups wakes the worker; wakeIndex is its place in
+	// their heap (-1: none). Both are wakeups'.
+	wakeAt    time.Time
+	wakeIndex int
 
 	mu sync.Mutex
 	// pod is the latest desired pod from its source.
 	pod *corev1.Pod
+	// spec is specOf's spec, protobuf-encoded: podChanged compares a new
+	// object's with it (nil until needed).
+	spec   []byte
+	specOf *corev1.Pod
 	// removed: the pod is gone from its source (deleted from the API,
 	// static file removed, or never known: an orphan); it is torn down
 	// without writing status.
 	removed bool
 	static  bool
 	// probeKills are containers a liveness or startup probe failed, by
-	// container ID, with the probe kind ("liveness", "startup").
+	// container ID, with the probe kind ("liveness", "startup"); nil
+	// until the first.
 	probeKills map[string]string
 	// active: admitted and not terminated (counts against the node).
 	active bool
@@ -57,19 +71,33 @@ type podState struct {
 	// waiting are the reasons containers are not running, by name,
 	// cleared by a successful start (Kubernetes' reasonCache).
 	waiting map[string]status.Waiting
-	// termMessages caches exited containers' termination messages by ID.
+	// termMessages caches exited containers' termination messages by ID
+	// (nil until a container exits).
 	termMessages map[string]string
 	// last is the status generated last (merged), the base of the next.
 	last *corev1.PodStatus
 	// cgroup is the pod's cgroup, once created.
 	cgroup string
+	// files are the pod's directories and files (pathsOf).
+	files podPaths
+	// dirsMade: a sync made the pod's directories (poddirs.go);
+	// newPodDir and newLogDir: that sync created the pod's state and
+	// log directories, so nothing was in them that the worker did not
+	// put there.
+	dirsMade, newPodDir, newLogDir bool
+	// hostsWritten: the worker wrote the pod's etc-hosts file;
+	// hostsChecked: this sync wrote it or found it current.
+	hostsWritten, hostsChecked bool
+	// containersCreated: the worker asked the runtime for a container.
+	containersCreated bool
 	// paths are the volumes' host paths from the last Setup.
 	paths map[string]string
 	// startObserved: the start metrics were recorded.
 	startObserved bool
-	steps         map[string]bool
-	pullTime      time.Duration
-	initStart     time.Time
+	// steps are the start steps already observed.
+	steps     stepSet
+	pullTime  time.Duration
+	initStart time.Time
 	// birth notes the steps of the pod's birth trace.
 	birth birthRecord
 	// mirrorChecked: the static pod's mirror is known to be current.
@@ -103,7 +131,19 @@ func (w *podWorker) takeProbeKill(id string) string {
 func (w *podWorker) setActive(on bool) {
 	w.mu.Lock()
 	w.active = on
+	w.accountLocked()
 	w.mu.Unlock()
+}
+
+// accountLocked tells admission what of the pod counts against the node
+// now: its latest object while it is admitted, not terminated and not
+// removed from its source. w.mu is held.
+func (w *podWorker) accountLocked() {
+	var counts *corev1.Pod
+	if w.active && !w.removed {
+		counts = w.pod
+	}
+	w.admitted.set(w.uid, counts)
 }
 
 // podWorkers owns the workers.
@@ -121,6 +161,12 @@ type podWorkers struct {
 
 func newPodWorkers(k *Kubelet) *podWorkers {
 	return &podWorkers{k: k, workers: map[types.UID]*podWorker{}, finished: map[types.UID]bool{}}
+}
+
+// newWorker returns a worker of pod, not yet started.
+func (p *podWorkers) newWorker(pod *corev1.Pod) *podWorker {
+	return &podWorker{uid: pod.UID, signal: make(chan struct{}, 1), admitted: &p.k.admitted, pod: pod, wakeIndex: -1,
+		st: podState{firstSeen: p.k.clock.Now(), waiting: map[string]status.Waiting{}}}
 }
 
 // start runs a goroutine for every worker known so far, and for every
@@ -157,18 +203,22 @@ func (p *podWorkers) update(pod *corev1.Pod, static bool) {
 	}
 	w := p.workers[pod.UID]
 	if w == nil {
-		w = &podWorker{uid: pod.UID, signal: make(chan struct{}, 1), probeKills: map[string]string{}}
-		w.st = podState{firstSeen: p.k.clock.Now(), waiting: map[string]status.Waiting{}, termMessages: map[string]string{}, steps: map[string]bool{}}
+		w = p.newWorker(pod)
+		w.static = static
 		p.workers[pod.UID] = w
-		w.pod, w.static = pod, static
 		p.launchLocked(w)
 	} else {
 		w.mu.Lock()
-		changed := w.removed || w.pod == nil || podChanged(w.pod, pod)
+		changed := w.removed || w.pod == nil || w.podChangedLocked(pod)
 		if w.pod != nil && w.pod.DeletionTimestamp == nil && pod.DeletionTimestamp != nil && w.cancelRun != nil {
 			w.cancelRun()
 		}
 		w.pod, w.removed, w.static = pod, false, static
+		if changed {
+			// An echo leaves admission's account as it is: the object it
+			// counts differs from this one only in status.
+			w.accountLocked()
+		}
 		w.mu.Unlock()
 		if !changed {
 			return // the echo of a status write: nothing to do
@@ -177,21 +227,43 @@ func (p *podWorkers) update(pod *corev1.Pod, static bool) {
 	w.kick()
 }
 
-// podChanged says an update of a pod is worth a sync: its spec, labels,
-// annotations or deletion changed, not only its status (as the kubelet's
-// pod config filters updates).
-func podChanged(old, cur *corev1.Pod) bool {
+// podChangedLocked says an update of the worker's pod to cur is worth a
+// sync: its spec, labels, annotations or deletion changed, not only its
+// status (as the kubelet's pod config filters updates). w.mu is held.
+func (w *podWorker) podChangedLocked(cur *corev1.Pod) bool {
+	old := w.pod
 	switch {
 	case old.UID != cur.UID,
 		!equality.Semantic.DeepEqual(old.DeletionTimestamp, cur.DeletionTimestamp),
 		!equality.Semantic.DeepEqual(old.DeletionGracePeriodSeconds, cur.DeletionGracePeriodSeconds),
-		!equality.Semantic.DeepEqual(old.Labels, cur.Labels),
-		!equality.Semantic.DeepEqual(old.Annotations, cur.Annotations):
+		!maps.Equal(old.Labels, cur.Labels),
+		!maps.Equal(old.Annotations, cur.Annotations):
 		return true
 	case old.Status.Phase != cur.Status.Phase && (cur.Status.Phase == corev1.PodSucceeded || cur.Status.Phase == corev1.PodFailed):
 		return true // finished by someone else (an eviction)
 	}
-	return !equality.Semantic.DeepEqual(old.Spec, cur.Spec)
+	// Most updates are status echoes with the very same spec: equal
+	// encodings prove it at a tenth of a semantic comparison's cost; a
+	// difference may still be only in form (a quantity written another
+	// way), which the semantic comparison settles.
+	if w.specOf != old {
+		w.spec, w.specOf = encodeSpec(old), old
+	}
+	curSpec := encodeSpec(cur)
+	same := w.spec != nil && curSpec != nil && bytes.Equal(w.spec, curSpec)
+	if curSpec != nil {
+		w.spec, w.specOf = curSpec, cur // cur replaces old as the worker's pod
+	}
+	return !same && !equality.Semantic.DeepEqual(old.Spec, cur.Spec)
+}
+
+// encodeSpec is the pod's spec in protobuf, nil if it cannot be encoded.
+func encodeSpec(pod *corev1.Pod) []byte {
+	b, err := pod.Spec.Marshal()
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // orphan starts a worker that tears down a pod only the runtime knows.
@@ -201,8 +273,8 @@ func (p *podWorkers) orphan(pod *corev1.Pod) {
 	if p.workers[pod.UID] != nil {
 		return
 	}
-	w := &podWorker{uid: pod.UID, signal: make(chan struct{}, 1), probeKills: map[string]string{}, pod: pod, removed: true}
-	w.st = podState{firstSeen: p.k.clock.Now(), waiting: map[string]status.Waiting{}, termMessages: map[string]string{}, steps: map[string]bool{}}
+	w := p.newWorker(pod)
+	w.removed = true
 	p.workers[pod.UID] = w
 	p.launchLocked(w)
 	w.kick()
@@ -216,6 +288,7 @@ func (p *podWorkers) remove(uid types.UID) {
 	if w := p.workers[uid]; w != nil {
 		w.mu.Lock()
 		w.removed = true
+		w.accountLocked()
 		if w.cancelRun != nil {
 			w.cancelRun()
 		}
@@ -266,25 +339,11 @@ func (p *podWorkers) finish(w *podWorker, deleted bool) bool {
 		return false
 	}
 	delete(p.workers, w.uid)
+	p.k.admitted.set(w.uid, nil) // gone: it counts no more
 	if deleted {
 		p.finished[w.uid] = true
 	}
 	return true
-}
-
-// activePods returns the pods admitted and not terminated, but not uid.
-func (p *podWorkers) activePods(except types.UID) []*corev1.Pod {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []*corev1.Pod
-	for uid, w := range p.workers {
-		w.mu.Lock()
-		if uid != except && w.active && !w.removed && w.pod != nil {
-			out = append(out, w.pod)
-		}
-		w.mu.Unlock()
-	}
-	return out
 }
 
 // workerOutcome says what became of a worker after a sync.
@@ -300,16 +359,17 @@ const (
 	workerDeletedPod
 )
 
-// runWorker is a worker's goroutine.
+// runWorker is a worker's goroutine: it syncs when kicked, and has
+// wakeups kick it when the sync asked to be run again (a resync interval
+// after it starts, until its first sync says otherwise).
 func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
-	timer := k.clock.NewTimer(k.cfg.ResyncInterval)
-	defer timer.Stop()
+	defer k.wakeups.cancel(w)
+	k.wakeups.schedule(w, k.clock.Now().Add(k.cfg.ResyncInterval))
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.signal:
-		case <-timer.C():
 		}
 		next, out := k.syncWorker(ctx, w)
 		if out != workerContinues && k.workers.finish(w, out == workerDeletedPod) {
@@ -318,17 +378,9 @@ func (k *Kubelet) runWorker(ctx context.Context, w *podWorker) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C():
-			default:
-			}
-		}
-		timer.Reset(k.until(next))
-		k.log.Debug("pod synced", "podUID", w.uid, "next", next, "now", k.clock.Now())
-		// The clock may have passed next while the timer was set.
-		if !k.clock.Now().Before(next) {
-			w.kick()
+		k.wakeups.schedule(w, next)
+		if k.log.Enabled(ctx, slog.LevelDebug) {
+			k.log.Debug("pod synced", "podUID", w.uid, "next", next, "now", k.clock.Now())
 		}
 	}
 }

@@ -118,12 +118,12 @@ func findCondition(conds []corev1.PodCondition, t corev1.PodConditionType) *core
 // normalize truncates times to seconds, as they come back from the API,
 // caps termination messages and sorts app container statuses by name.
 func normalize(s *corev1.PodStatus) {
-	trunc := func(t *metav1.Time) { *t = t.Rfc3339Copy() }
 	n := len(s.ContainerStatuses) + len(s.InitContainerStatuses) + len(s.EphemeralContainerStatuses)
 	perMessage := maxTerminationMessages
 	if n > 0 {
 		perMessage /= n
 	}
+	trunc := truncSeconds
 	state := func(c *corev1.ContainerState) {
 		if c.Running != nil {
 			trunc(&c.Running.StartedAt)
@@ -154,14 +154,28 @@ func normalize(s *corev1.PodStatus) {
 	slices.SortStableFunc(s.EphemeralContainerStatuses, byName)
 }
 
+// truncSeconds sets t to t.Rfc3339Copy(): the time the API would return
+// for it, truncated to the second, in UTC when its zone is (a fixed zone
+// for other offsets). Times in zones at offset zero, like every time the
+// kubelet makes on a UTC node, are computed directly; formatting and
+// parsing a string (several allocations) is left to other zones and to
+// years RFC 3339 cannot write, which Rfc3339Copy turns into the zero time.
+func truncSeconds(t *metav1.Time) {
+	if _, offset := t.Zone(); offset == 0 {
+		if y := t.Year(); y >= 0 && y <= 9999 {
+			t.Time = time.Unix(t.Unix(), 0).UTC()
+			return
+		}
+	}
+	*t = t.Rfc3339Copy()
+}
+
 // NeedsUpdate says writing next over prev (the status the API server has)
 // would change something the kubelet owns. Conditions of other owners,
 // lastTransitionTime and lastProbeTime and sub-second times are ignored,
 // so a status regenerated without news coalesces into no write.
 func NeedsUpdate(prev, next corev1.PodStatus) bool {
-	a, b := prev.DeepCopy(), next.DeepCopy()
-	normalize(a)
-	normalize(b)
+	a, b := normalized(&prev), normalized(&next)
 	ca, cb := kubeletConditions(a.Conditions), kubeletConditions(b.Conditions)
 	if len(ca) != len(cb) {
 		return true
@@ -174,6 +188,66 @@ func NeedsUpdate(prev, next corev1.PodStatus) bool {
 	}
 	a.Conditions, b.Conditions = nil, nil
 	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// normalized returns s normalized for comparison: s itself (a shallow
+// copy) when normalize would change nothing the semantic comparison sees,
+// as for statuses Merge made; otherwise a normalized deep copy.
+func normalized(s *corev1.PodStatus) *corev1.PodStatus {
+	if comparesNormalized(s) {
+		c := *s
+		return &c
+	}
+	c := s.DeepCopy()
+	normalize(c)
+	return c
+}
+
+// comparesNormalized says normalize(s) is semantically equal to s: its
+// times are whole seconds that RFC 3339 writes exactly (normalize changes
+// only their location, which the semantic comparison ignores), its
+// termination messages are within their share and its app container
+// statuses in order.
+func comparesNormalized(s *corev1.PodStatus) bool {
+	exact := func(t *metav1.Time) bool {
+		if t.IsZero() {
+			return true
+		}
+		_, offset := t.Zone()
+		y := t.Year()
+		return t.Nanosecond() == 0 && offset%60 == 0 && y >= 0 && y <= 9999
+	}
+	n := len(s.ContainerStatuses) + len(s.InitContainerStatuses) + len(s.EphemeralContainerStatuses)
+	perMessage := maxTerminationMessages
+	if n > 0 {
+		perMessage /= n
+	}
+	state := func(c *corev1.ContainerState) bool {
+		if c.Running != nil && !exact(&c.Running.StartedAt) {
+			return false
+		}
+		if t := c.Terminated; t != nil && (!exact(&t.StartedAt) || !exact(&t.FinishedAt) || len(t.Message) > perMessage) {
+			return false
+		}
+		return true
+	}
+	if s.StartTime != nil && !exact(s.StartTime) {
+		return false
+	}
+	for i := range s.Conditions {
+		if !exact(&s.Conditions[i].LastProbeTime) || !exact(&s.Conditions[i].LastTransitionTime) {
+			return false
+		}
+	}
+	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range list {
+			if !state(&list[i].State) || !state(&list[i].LastTerminationState) {
+				return false
+			}
+		}
+	}
+	byName := func(a, b corev1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
+	return slices.IsSortedFunc(s.ContainerStatuses, byName) && slices.IsSortedFunc(s.EphemeralContainerStatuses, byName)
 }
 
 func kubeletConditions(conds []corev1.PodCondition) map[corev1.PodConditionType]corev1.PodCondition {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podkit/podkit/sandbox"
@@ -195,4 +196,109 @@ func TestGenerateMergeLifecycle(t *testing.T) {
 	assert.Equal(t, "True//", condString(cond(s3, corev1.PodReady)))
 	assert.Equal(t, mt(9), cond(s3, corev1.PodReady).LastTransitionTime)
 	assert.Equal(t, mt(0), *s3.StartTime)
+}
+
+// truncSeconds is Rfc3339Copy: the same instant, zone and location for
+// times in UTC, local time, other zones, with and without monotonic
+// readings and sub-second parts, the zero time and years out of RFC 3339's
+// range.
+func TestTruncSecondsIsRfc3339Copy(t *testing.T) {
+	now := time.Now() // with a monotonic reading
+	times := []time.Time{
+		{}, now, now.UTC(), now.Local(), now.Round(0), now.Truncate(time.Second),
+		now.In(time.FixedZone("east", 2*3600)), now.In(time.FixedZone("zero", 0)),
+		time.Unix(0, 0), time.Unix(-1, 999), time.Date(9999, 12, 31, 23, 59, 59, 999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 5, time.UTC),
+	}
+	if loc, err := time.LoadLocation("Europe/Berlin"); err == nil {
+		times = append(times, now.In(loc), time.Date(2024, 1, 1, 0, 0, 0, 0, loc))
+	}
+	for _, tm := range times {
+		want := metav1.NewTime(tm).Rfc3339Copy()
+		got := metav1.NewTime(tm)
+		truncSeconds(&got)
+		assert.Equal(t, want.Time, got.Time, "%v", tm)
+		assert.Equal(t, want.Location().String(), got.Location().String(), "%v", tm)
+		assert.True(t, want.Time == got.Time, "identical values for %v", tm)
+	}
+}
+
+// NeedsUpdate answers as comparing fully normalized copies would, whether
+// a status is taken as it is (already normalized) or copied and
+// normalized: statuses as the API returns them (local times), with
+// sub-second times, unsorted containers, long termination messages,
+// times in other zones.
+func TestNeedsUpdateAsNormalizedCopies(t *testing.T) {
+	reference := func(prev, next corev1.PodStatus) bool {
+		a, b := prev.DeepCopy(), next.DeepCopy()
+		normalize(a)
+		normalize(b)
+		ca, cb := kubeletConditions(a.Conditions), kubeletConditions(b.Conditions)
+		if len(ca) != len(cb) {
+			return true
+		}
+		for typ, x := range cb {
+			y, ok := ca[typ]
+			if !ok || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message || x.ObservedGeneration != y.ObservedGeneration {
+				return true
+			}
+		}
+		a.Conditions, b.Conditions = nil, nil
+		return !equality.Semantic.DeepEqual(a, b)
+	}
+	two := newPod()
+	two.Spec.Containers = append(two.Spec.Containers, corev1.Container{Name: "b-side"})
+	exited := running("b-side", 0, 1)
+	exited.State, exited.ExitCode, exited.FinishedAt = sandbox.ContainerStateExited, 1, at(5)
+	base := Merge(corev1.PodStatus{}, Generate(Input{
+		Pod: two, Sandbox: readySandbox("10.1.0.5"),
+		Containers: []*sandbox.ContainerStatus{running("app", 0, 0), exited}, NodeIPs: nodeIPs("192.168.1.10"),
+	}), at(2))
+	require.True(t, comparesNormalized(&base), "Merge normalizes")
+	variants := map[string]func(s *corev1.PodStatus){
+		"as is": func(*corev1.PodStatus) {},
+		"local times, as decoded from the API": func(s *corev1.PodStatus) {
+			s.StartTime = &metav1.Time{Time: s.StartTime.Local()}
+			for i := range s.Conditions {
+				s.Conditions[i].LastTransitionTime = metav1.NewTime(s.Conditions[i].LastTransitionTime.Local())
+			}
+		},
+		"another zone": func(s *corev1.PodStatus) {
+			s.StartTime = &metav1.Time{Time: s.StartTime.In(time.FixedZone("east", 3600))}
+		},
+		"sub-second": func(s *corev1.PodStatus) {
+			s.ContainerStatuses[0].State.Running.StartedAt = metav1.NewTime(at(1).Add(300 * time.Millisecond))
+		},
+		"unsorted": func(s *corev1.PodStatus) {
+			s.ContainerStatuses[0], s.ContainerStatuses[1] = s.ContainerStatuses[1], s.ContainerStatuses[0]
+		},
+		"long message": func(s *corev1.PodStatus) {
+			for i := range s.ContainerStatuses {
+				if term := s.ContainerStatuses[i].State.Terminated; term != nil {
+					term.Message = strings.Repeat("x", maxTerminationMessages)
+				}
+			}
+		},
+		"other long message": func(s *corev1.PodStatus) {
+			for i := range s.ContainerStatuses {
+				if term := s.ContainerStatuses[i].State.Terminated; term != nil {
+					term.Message = strings.Repeat("x", maxTerminationMessages-1) + "y"
+				}
+			}
+		},
+		"restart count": func(s *corev1.PodStatus) { s.ContainerStatuses[0].RestartCount++ },
+		"phase":         func(s *corev1.PodStatus) { s.Phase = corev1.PodFailed },
+	}
+	for pn, pf := range variants {
+		for nn, nf := range variants {
+			prev, next := *base.DeepCopy(), *base.DeepCopy()
+			pf(&prev)
+			nf(&next)
+			keepPrev, keepNext := *prev.DeepCopy(), *next.DeepCopy()
+			assert.Equal(t, reference(prev, next), NeedsUpdate(prev, next), "%s over %s", nn, pn)
+			assert.Equal(t, keepPrev, prev, "prev is not modified")
+			assert.Equal(t, keepNext, next, "next is not modified")
+		}
+	}
 }

@@ -33,10 +33,13 @@ func nameKey(name string, attempt uint32) string {
 	return name + "/" + strconv.FormatUint(uint64(attempt), 10)
 }
 
+// public is the container's status for callers. Its labels and
+// annotations are the runner's own copies, never modified once the
+// container exists, so statuses share them: callers only read them (a
+// kubelet relisting a full node every second would otherwise copy every
+// map of every container each time).
 func (c *containerRec) public() *sandbox.ContainerStatus {
 	out := c.st
-	out.Labels = cloneMap(c.st.Labels)
-	out.Annotations = cloneMap(c.st.Annotations)
 	return &out
 }
 

@@ -31,11 +31,11 @@ func podKey(p sandbox.PodMeta) string {
 	return p.Namespace + "/" + p.Name + "/" + p.UID + "/" + strconv.FormatUint(uint64(p.Attempt), 10)
 }
 
+// public is the sandbox for callers, sharing its labels, annotations and
+// addresses as containerRec.public does (the runner replaces, never
+// modifies, them).
 func (sb *sandboxRec) public() *sandbox.Sandbox {
 	out := sb.sb
-	out.IPs = slices.Clone(sb.sb.IPs)
-	out.Labels = cloneMap(sb.sb.Labels)
-	out.Annotations = cloneMap(sb.sb.Annotations)
 	return &out
 }
 
