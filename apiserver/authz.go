@@ -128,15 +128,22 @@ func (s *Server) runAdmission(ctx context.Context) (wait func()) {
 // installed, if any.
 func (s *Server) withAdmissionWarnings(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		outer := admission.RecorderFrom(r.Context())
-		rec := admission.RecorderFuncs{
-			Warning: func(msg string) { addWarning(w, msg) },
-			Annotation: func(k, v string) {
-				if outer != nil {
-					outer.AddAuditAnnotation(k, v)
-				}
-			},
-		}
+		rec := &warningRecorder{w: w, outer: admission.RecorderFrom(r.Context())}
 		next.ServeHTTP(w, r.WithContext(admission.WithRecorder(r.Context(), rec)))
 	})
+}
+
+// warningRecorder turns admission warnings into Warning headers and hands
+// audit annotations to the recorder it wraps (nil: dropped).
+type warningRecorder struct {
+	w     http.ResponseWriter
+	outer admission.Recorder
+}
+
+func (r *warningRecorder) AddWarning(msg string) { addWarning(r.w, msg) }
+
+func (r *warningRecorder) AddAuditAnnotation(key, value string) {
+	if r.outer != nil {
+		r.outer.AddAuditAnnotation(key, value)
+	}
 }

@@ -20,8 +20,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/podkit/podkit/apiserver"
+	"github.com/podkit/podkit/apiserver/admission"
+	"github.com/podkit/podkit/apiserver/scheme"
 	"github.com/podkit/podkit/apiserver/storage/memory"
 )
 
@@ -42,18 +45,107 @@ var eventBodies = map[string]struct{ path, body string }{
 }
 
 // BenchmarkEventCreate measures one Event create after another through the
-// handler, for both API versions of Events.
+// handler, for both API versions of Events, in JSON and (as client-go's
+// typed clients send them by default) in protobuf.
 func BenchmarkEventCreate(b *testing.B) {
 	for _, v := range []string{"core-v1", "events-v1"} {
-		b.Run(v, func(b *testing.B) {
-			env := newBenchEnv(b, openStore(b, "memory"))
-			tmpl := []byte(eventBodies[v].body)
+		for _, mediaType := range []string{runtime.ContentTypeJSON, runtime.ContentTypeProtobuf} {
+			name := v
+			if mediaType == runtime.ContentTypeProtobuf {
+				name += "-protobuf"
+			}
+			b.Run(name, func(b *testing.B) {
+				env := newBenchEnv(b, openStore(b, "memory"))
+				tmpl := eventBody(b, v, mediaType)
+				runSequential(b, func(i int) error {
+					// The name has the placeholder's length: a protobuf
+					// body stays well formed.
+					body := bytes.Replace(tmpl, []byte(namePlaceholder), fmt.Appendf(nil, "web-1.%016x", i), 1)
+					return serveAs(env.handler, http.MethodPost, eventBodies[v].path, mediaType, body, http.StatusCreated)
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkCreateAdmitted creates Events (core-v1, as BenchmarkEventCreate)
+// and pods (BenchmarkPodCreate's, one after another) in protobuf, as
+// client-go sends them, with the built-in admission plugins (a cluster's
+// chain; the other benchmarks run none).
+func BenchmarkCreateAdmitted(b *testing.B) {
+	for _, kind := range []string{"event", "pod"} {
+		b.Run(kind+"-protobuf", func(b *testing.B) {
+			h := newAdmittedHandler(b)
+			path, format := eventBodies["core-v1"].path, "web-1.%016x"
+			tmpl := eventBody(b, "core-v1", runtime.ContentTypeProtobuf)
+			if kind == "pod" {
+				path, format = "/api/v1/namespaces/"+benchNamespace+"/pods", "web-6d8f9c7b5d-%07d"
+				tmpl = encodeAs(b, benchPod(namePlaceholder, 0), runtime.ContentTypeProtobuf)
+			}
 			runSequential(b, func(i int) error {
-				body := bytes.Replace(tmpl, []byte(namePlaceholder), fmt.Appendf(nil, "web-1.%016x", i), 1)
-				return serveAt(env.handler, http.MethodPost, eventBodies[v].path, "application/json", body, http.StatusCreated)
+				// Names of the placeholder's length keep protobuf well formed.
+				body := bytes.Replace(tmpl, []byte(namePlaceholder), fmt.Appendf(nil, format, i), 1)
+				return serveAs(h, http.MethodPost, path, runtime.ContentTypeProtobuf, body, http.StatusCreated)
 			})
 		})
 	}
+}
+
+// newAdmittedHandler is a bootstrapped server over the memory store with
+// the built-in admission chain.
+func newAdmittedHandler(b *testing.B) http.Handler {
+	b.Helper()
+	st := openStore(b, "memory")
+	builtins, err := admission.NewBuiltins(admission.BuiltinsConfig{Store: st, Logger: discardLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	chain, err := builtins.Chain(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := apiserver.New(apiserver.Config{Store: st, Logger: discardLogger(), Admission: chain})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := srv.Bootstrap(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return srv.Handler()
+}
+
+// eventBody is the Event template of eventBodies[v] in mediaType.
+func eventBody(b *testing.B, v, mediaType string) []byte {
+	b.Helper()
+	body := []byte(eventBodies[v].body)
+	if mediaType == runtime.ContentTypeJSON {
+		return body
+	}
+	obj, _, err := scheme.Codecs(scheme.New()).UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return encodeAs(b, obj, mediaType)
+}
+
+// encodeAs encodes obj, of a registered kind, in mediaType.
+func encodeAs(b *testing.B, obj runtime.Object, mediaType string) []byte {
+	b.Helper()
+	s := scheme.New()
+	codecs := scheme.Codecs(s)
+	gvks, _, err := s.ObjectKinds(obj)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		b.Fatalf("no serializer for %s", mediaType)
+	}
+	var buf bytes.Buffer
+	if err := codecs.EncoderForVersion(info.Serializer, gvks[0].GroupVersion()).Encode(obj, &buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // BenchmarkPodWrite measures the two pod updates of every pod's birth:
@@ -111,9 +203,18 @@ func runSequential(b *testing.B, op func(i int) error) {
 }
 
 func serveAt(h http.Handler, method, path, accept string, body []byte, code int) error {
+	return serveBody(h, method, path, accept, runtime.ContentTypeJSON, body, code)
+}
+
+// serveAs sends and accepts mediaType.
+func serveAs(h http.Handler, method, path, mediaType string, body []byte, code int) error {
+	return serveBody(h, method, path, mediaType, mediaType, body, code)
+}
+
+func serveBody(h http.Handler, method, path, accept, contentType string, body []byte, code int) error {
 	req := httptest.NewRequest(method, path, bytes.NewReader(body))
 	req.Header.Set("Accept", accept)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if rec.Code != code {

@@ -46,8 +46,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if m.GetResourceVersion() != "" {
 		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	if err := fieldmanager.ValidateCreateOptions(&metav1.CreateOptions{FieldManager: r.URL.Query().Get("fieldManager")}); err != nil {
-		return err
+	// Options without a fieldManager are valid: nothing else is checked.
+	if fm := query(r).Get("fieldManager"); fm != "" {
+		if err := fieldmanager.ValidateCreateOptions(&metav1.CreateOptions{FieldManager: fm}); err != nil {
+			return err
+		}
 	}
 	if obj, err = s.track(r.Context(), nil, obj, res.GroupVersionKind(), writer(r, "")); err != nil {
 		return err

@@ -65,7 +65,23 @@ func (s *Server) metricsHandler() http.Handler {
 
 // observe records one finished resource request.
 func (m *metrics) observe(info requestInfo, scope string, code int, seconds float64) {
-	l := []string{info.Verb, info.GroupVersion.Group, info.GroupVersion.Version, info.Resource, info.Subresource, scope, "apiserver"}
-	m.latency.WithLabelValues(l...).Observe(seconds)
-	m.requests.WithLabelValues(append(l, strconv.Itoa(code))...).Inc()
+	l := [...]string{info.Verb, info.GroupVersion.Group, info.GroupVersion.Version, info.Resource, info.Subresource, scope, "apiserver", codeLabel(code)}
+	m.latency.WithLabelValues(l[:7]...).Observe(seconds)
+	m.requests.WithLabelValues(l[:]...).Inc()
+}
+
+// codeLabel is strconv.Itoa(code), without allocating for the codes
+// most responses carry.
+func codeLabel(code int) string {
+	switch code {
+	case http.StatusOK:
+		return "200"
+	case http.StatusCreated:
+		return "201"
+	case http.StatusNotFound:
+		return "404"
+	case http.StatusConflict:
+		return "409"
+	}
+	return strconv.Itoa(code)
 }

@@ -77,6 +77,9 @@ func (s *Server) negotiate(r *http.Request, allowAs ...string) (target, error) {
 	if header == "" {
 		return target{info: s.jsonInfo}, nil
 	}
+	if info, ok := s.plainAccept(header); ok {
+		return target{info: info}, nil
+	}
 	for _, item := range parseAccept(header) {
 		info, ok := s.serializerFor(item.mediaType)
 		if !ok {
@@ -95,6 +98,51 @@ func (s *Server) negotiate(r *http.Request, allowAs ...string) (target, error) {
 	}
 	return target{}, apierrors.NewGenericServerResponse(http.StatusNotAcceptable, "", schema.GroupResource{}, "", fmt.Sprintf(
 		"only the following media types are accepted: %s", strings.Join(s.mediaTypes, ", ")), 0, false)
+}
+
+// plainAccept is negotiate's answer, without parsing, for an Accept header
+// of media types without parameters (as client-go sends it, e.g.
+// "application/vnd.kubernetes.protobuf,application/json"): all have
+// quality 1, so the first one served wins. ok is false when the header
+// has parameters or names no media type served (the parser decides).
+func (s *Server) plainAccept(header string) (runtime.SerializerInfo, bool) {
+	if strings.IndexByte(header, ';') >= 0 {
+		return runtime.SerializerInfo{}, false
+	}
+	for rest := header; rest != ""; {
+		var item string
+		item, rest, _ = strings.Cut(rest, ",")
+		mt, ok := plainMediaType(item)
+		if !ok {
+			return runtime.SerializerInfo{}, false
+		}
+		if info, ok := s.serializerFor(mt); ok && mt != "" {
+			return info, true
+		}
+	}
+	return runtime.SerializerInfo{}, false
+}
+
+// plainMediaType is what mime.ParseMediaType makes of the media type of a
+// value without parameters, when that is plain ASCII (lowercased,
+// trimmed; "" for a blank value): a served media type found so is one
+// the parser accepts, anything else is not served either way. ok is
+// false for other bytes, which lowercasing may turn into ASCII.
+func plainMediaType(v string) (string, bool) {
+	upper := false
+	for i := range len(v) {
+		switch c := v[i]; {
+		case c >= 0x80:
+			return "", false
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		}
+	}
+	mt := strings.TrimSpace(v)
+	if upper {
+		mt = strings.ToLower(mt)
+	}
+	return mt, true
 }
 
 // serializerFor finds the serializer of a media type; wildcards mean JSON.
@@ -213,9 +261,18 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, body []byte, gvk
 	if mediaType == "" {
 		mediaType = runtime.ContentTypeJSON
 	}
-	mt, _, err := mime.ParseMediaType(mediaType)
-	if err != nil {
-		return nil, s.unsupportedMediaType()
+	mt, plain := "", strings.IndexByte(mediaType, ';') < 0
+	if plain {
+		// Without parameters a served media type parses as itself; any
+		// other value is unsupported either way.
+		mt, plain = plainMediaType(mediaType)
+		plain = plain && mt != ""
+	}
+	if !plain {
+		var err error
+		if mt, _, err = mime.ParseMediaType(mediaType); err != nil {
+			return nil, s.unsupportedMediaType()
+		}
 	}
 	info, ok := s.serializerFor(mt)
 	if !ok || mt == "*/*" {
@@ -273,7 +330,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, body []byte, gvk
 
 // fieldValidation returns the request's fieldValidation directive.
 func fieldValidation(r *http.Request) (string, error) {
-	switch v := r.URL.Query().Get("fieldValidation"); v {
+	switch v := query(r).Get("fieldValidation"); v {
 	case "", "Warn":
 		return "Warn", nil
 	case "Strict", "Ignore":

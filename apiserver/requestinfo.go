@@ -24,7 +24,11 @@ var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
 // parseResourcePath parses /api/v1/... and /apis/{g}/{v}/... resource paths.
 // ok is false for anything that is not a resource request (discovery etc).
 func parseResourcePath(method, path string, query map[string][]string) (info requestInfo, ok bool) {
-	parts := splitPath(path)
+	return parseResourceParts(method, splitPath(path), query)
+}
+
+// parseResourceParts is parseResourcePath of a path split by splitPath.
+func parseResourceParts(method string, parts []string, query map[string][]string) (info requestInfo, ok bool) {
 	switch {
 	case len(parts) >= 3 && parts[0] == "api":
 		info.GroupVersion = schema.GroupVersion{Version: parts[1]}

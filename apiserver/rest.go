@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -237,9 +238,19 @@ func attributes(op admission.Operation, res *Resource, info requestInfo, obj, ol
 	}
 }
 
+// query returns the request's query parameters, nil (empty) when it has
+// none: most writes carry none, and parsing an empty query still
+// allocates a map.
+func query(r *http.Request) url.Values {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return r.URL.Query()
+}
+
 // isDryRun parses the dryRun parameter (only "All" is valid).
 func isDryRun(r *http.Request) (bool, error) {
-	values := r.URL.Query()["dryRun"]
+	values := query(r)["dryRun"]
 	for _, v := range values {
 		if v != "All" {
 			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value: %q; only 'All' is supported", v))
@@ -265,7 +276,7 @@ func setList(list runtime.Object, items []runtime.Object, rv uint64, cont string
 
 // writer identifies who makes a write, for managedFields.
 func writer(r *http.Request, sub string) fieldmanager.UpdateOptions {
-	return fieldmanager.UpdateOptions{FieldManager: r.URL.Query().Get("fieldManager"), UserAgent: r.UserAgent(), Subresource: sub}
+	return fieldmanager.UpdateOptions{FieldManager: query(r).Get("fieldManager"), UserAgent: r.UserAgent(), Subresource: sub}
 }
 
 // track records a write in obj's managedFields; kinds without a schema go

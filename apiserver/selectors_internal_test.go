@@ -26,7 +26,7 @@ func TestSelectableFields(t *testing.T) {
 	}
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "p", UID: "u", APIVersion: "v1", ResourceVersion: "7", FieldPath: "spec.containers{c}"},
-		Reason: "Started", ReportingController: "kubelet", Source: corev1.EventSource{Component: "kubelet"}, Type: "Normal"}
+		Reason:         "Started", ReportingController: "kubelet", Source: corev1.EventSource{Component: "kubelet"}, Type: "Normal"}
 	two := int32(2)
 	tests := []struct {
 		obj  runtime.Object

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -198,6 +199,8 @@ type Server struct {
 	advertisePort atomic.Int64  // the `kubernetes` service's targetPort; 0 until known
 	kick          chan struct{} // reconcile the `kubernetes` service now
 	controllers   atomic.Bool   // RunControllers is running
+
+	fieldIndex sync.Map // structFieldKey → []int, nil when absent (strategy.go)
 }
 
 // New builds a server; call Bootstrap before serving to create the built-in
@@ -431,7 +434,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.serveResourceList(w, r, schema.GroupVersion{Group: parts[1], Version: parts[2]})
 		return
 	}
-	info, ok := parseResourcePath(r.Method, r.URL.Path, r.URL.Query())
+	info, ok := parseResourceParts(r.Method, parts, query(r))
 	if !ok {
 		s.writeError(w, r, notFoundPath(r))
 		return

@@ -22,13 +22,35 @@ import (
 // namespace's Active phase) live here too so every handler shares them.
 
 // structField returns the addressable field name of obj's struct, if any.
-func structField(obj runtime.Object, name string) (reflect.Value, bool) {
+// The field's index is looked up once per type: reflect's FieldByName
+// searches (and allocates) through the embedded TypeMeta and ObjectMeta of
+// every object without the field.
+func (s *Server) structField(obj runtime.Object, name string) (reflect.Value, bool) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return reflect.Value{}, false
 	}
-	f := v.Elem().FieldByName(name)
+	k := structFieldKey{t: v.Type(), name: name}
+	idx, ok := s.fieldIndex.Load(k)
+	if !ok {
+		var index []int
+		if sf, found := v.Elem().Type().FieldByName(name); found {
+			index = sf.Index
+		}
+		idx, _ = s.fieldIndex.LoadOrStore(k, index)
+	}
+	index := idx.([]int)
+	if index == nil {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByIndex(index)
 	return f, f.IsValid() && f.CanSet()
+}
+
+// structFieldKey names a field of a Go struct type (by its pointer type).
+type structFieldKey struct {
+	t    reflect.Type
+	name string
 }
 
 // prepareForCreate sets server-owned metadata and resets status for a new
@@ -44,7 +66,7 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 	m.SetDeletionGracePeriodSeconds(nil)
 	m.SetResourceVersion("")
 	m.SetSelfLink("")
-	if _, ok := structField(obj, "Spec"); ok {
+	if _, ok := s.structField(obj, "Spec"); ok {
 		m.SetGeneration(1)
 	} else {
 		m.SetGeneration(0)
@@ -53,7 +75,7 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 	if res.HasSubresource("status") && !isNode {
 		// Status is the controllers' to write. Nodes are the exception, as
 		// in Kubernetes: a kubelet registers its node with its status.
-		if f, ok := structField(obj, "Status"); ok {
+		if f, ok := s.structField(obj, "Status"); ok {
 			f.Set(reflect.Zero(f.Type()))
 		}
 	}
@@ -91,14 +113,14 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 		return
 	}
 	if sub == "status" {
-		st, ok := structField(obj, "Status")
+		st, ok := s.structField(obj, "Status")
 		if ok {
 			rv, managed := m.GetResourceVersion(), m.GetManagedFields()
 			bt, hasBT := statusBirthTrace(obj, old)
 			keep := reflect.ValueOf(st.Interface())
 			fresh := old.DeepCopyObject()
 			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(fresh).Elem())
-			fs, _ := structField(obj, "Status")
+			fs, _ := s.structField(obj, "Status")
 			fs.Set(keep)
 			m.SetResourceVersion(rv)
 			m.SetManagedFields(managed)
@@ -113,14 +135,14 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 	m.SetSelfLink("")
 	m.SetGeneration(om.GetGeneration())
 	if res.HasSubresource("status") {
-		if f, ok := structField(obj, "Status"); ok {
-			if of, ok := structField(old, "Status"); ok {
+		if f, ok := s.structField(obj, "Status"); ok {
+			if of, ok := s.structField(old, "Status"); ok {
 				f.Set(of)
 			}
 		}
 	}
-	if spec, ok := structField(obj, "Spec"); ok {
-		if ospec, ok := structField(old, "Spec"); ok && !equality.Semantic.DeepEqual(spec.Interface(), ospec.Interface()) {
+	if spec, ok := s.structField(obj, "Spec"); ok {
+		if ospec, ok := s.structField(old, "Spec"); ok && !equality.Semantic.DeepEqual(spec.Interface(), ospec.Interface()) {
 			m.SetGeneration(om.GetGeneration() + 1)
 		}
 	}

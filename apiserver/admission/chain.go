@@ -28,6 +28,9 @@ type Chain struct {
 	mutators   []Admitter
 	validators []Validator
 	opts       chainOptions
+	// admit and validate are the plugins' steps, built once: a request
+	// only reads them.
+	admit, validate []step
 }
 
 var (
@@ -101,26 +104,26 @@ func NewChain(mutators []Admitter, validators []Validator, opts ...Option) (*Cha
 			return nil, err
 		}
 	}
+	c.admit = make([]step, len(c.mutators))
+	for i, m := range c.mutators {
+		c.admit[i] = step{plugin: m, name: pluginName(m, "mutating", i), run: m.Admit}
+	}
+	c.validate = make([]step, len(c.validators))
+	for i, v := range c.validators {
+		c.validate[i] = step{plugin: v, name: pluginName(v, "validating", i), run: v.Validate}
+	}
 	return c, nil
 }
 
 // Admit runs every mutating plugin that handles a.Operation; they may change
 // a.Object.
 func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
-	steps := make([]step, len(c.mutators))
-	for i, m := range c.mutators {
-		steps[i] = step{plugin: m, name: pluginName(m, "mutating", i), run: m.Admit}
-	}
-	return c.run(ctx, a, "admit", steps)
+	return c.run(ctx, a, "admit", c.admit)
 }
 
 // Validate runs every validating plugin that handles a.Operation.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) error {
-	steps := make([]step, len(c.validators))
-	for i, v := range c.validators {
-		steps[i] = step{plugin: v, name: pluginName(v, "validating", i), run: v.Validate}
-	}
-	return c.run(ctx, a, "validate", steps)
+	return c.run(ctx, a, "validate", c.validate)
 }
 
 // Finish tells every plugin implementing Finisher how the write a was
@@ -164,7 +167,7 @@ func (c *Chain) run(ctx context.Context, a *Attributes, typ string, steps []step
 	if a == nil {
 		return apierrors.NewInternalError(errors.New("admission: nil attributes"))
 	}
-	start := c.opts.now()
+	start := c.start()
 	var err error
 	for _, s := range steps {
 		if h, ok := s.plugin.(Handler); ok && !h.Handles(a.Operation) {
@@ -174,12 +177,23 @@ func (c *Chain) run(ctx context.Context, a *Attributes, typ string, steps []step
 			break
 		}
 	}
-	c.opts.metrics.observeStep(typ, a.Operation, err != nil, c.opts.now().Sub(start))
+	if c.opts.metrics != nil {
+		c.opts.metrics.observeStep(typ, a.Operation, err != nil, c.opts.now().Sub(start))
+	}
 	return err
 }
 
+// start is the time a step or plugin starts, read only when it is
+// measured.
+func (c *Chain) start() time.Time {
+	if c.opts.metrics == nil {
+		return time.Time{}
+	}
+	return c.opts.now()
+}
+
 func (c *Chain) runOne(ctx context.Context, a *Attributes, typ string, s step) (err error) {
-	start := c.opts.now()
+	start := c.start()
 	defer func() {
 		if r := recover(); r != nil {
 			c.opts.logger.Error("admission plugin panicked", "plugin", s.name, "type", typ, "panic", r)
@@ -194,7 +208,9 @@ func (c *Chain) runOne(ctx context.Context, a *Attributes, typ string, s step) (
 				"operation", a.Operation, "resource", a.Resource.String(), "namespace", a.Namespace,
 				"name", objectName(a), "err", err)
 		}
-		c.opts.metrics.observePlugin(s.name, typ, a.Operation, err != nil, c.opts.now().Sub(start))
+		if c.opts.metrics != nil {
+			c.opts.metrics.observePlugin(s.name, typ, a.Operation, err != nil, c.opts.now().Sub(start))
+		}
 	}()
 	if err := ctx.Err(); err != nil {
 		return wrapPluginError(s.name, a, err)

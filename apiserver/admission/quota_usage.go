@@ -65,6 +65,16 @@ func (q *ResourceQuota) lock(namespace string) *quotaNamespace {
 	return ns
 }
 
+// tracks reports whether the namespace has reservations or users: a
+// write's Finish has nothing to release in one that has neither (its own
+// Validate, had it reserved, would have left the reservation there).
+func (q *ResourceQuota) tracks(namespace string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.namespaces[namespace]
+	return ok
+}
+
 // unlock releases the lock and forgets the namespace when nobody uses it
 // and nothing is reserved there.
 func (q *ResourceQuota) unlock(namespace string, ns *quotaNamespace) {

@@ -231,7 +231,7 @@ func (q *ResourceQuota) admit(ctx context.Context, a *Attributes, gr schema.Grou
 // all. Without Finish, a reservation lasts until storage shows the object
 // or ReservationTTL passes.
 func (q *ResourceQuota) Finish(_ context.Context, a *Attributes, _ error) {
-	if a.Object == nil || a.Namespace == "" {
+	if a.Object == nil || a.Namespace == "" || !q.tracks(a.Namespace) {
 		return
 	}
 	key := storage.Key(a.Resource.GroupResource(), a.Namespace, objectNameOf(a.Object))

@@ -26,7 +26,10 @@ const (
 	kString
 	kBytes // []byte: a base64 string
 	kBool
-	kScalar // a scalar produced by an UnstructuredConverter or json.Marshaler
+	kScalar    // a scalar produced by an UnstructuredConverter or json.Marshaler
+	kTime      // a non-zero metav1.Time: an RFC 3339 string (nodelazy.go)
+	kMicroTime // a non-zero metav1.MicroTime: an RFC 3339 string with microseconds
+	kQuantity  // a resource.Quantity: its canonical string
 )
 
 // node is a value as the library wraps it; u holds converted scalars.
@@ -43,11 +46,15 @@ func (n node) entry() *value.TypeReflectCacheEntry { return value.TypeReflectEnt
 
 // wrap turns a Go value into a node by the library's rules (valueReflect.reuse).
 func wrap(v reflect.Value, e *value.TypeReflectCacheEntry) (node, error) {
-	if v.Type() == intOrStringType && v.CanInterface() {
+	t := v.Type()
+	if t == intOrStringType && v.CanInterface() {
 		return wrapIntOrString(v.Interface().(intstr.IntOrString))
 	}
+	if n, ok := wrapLazy(v, t); ok {
+		return n, nil
+	}
 	if e == nil {
-		e = value.TypeReflectEntryOf(v.Type())
+		e = value.TypeReflectEntryOf(t)
 	}
 	if e.CanConvertToUnstructured() {
 		u, err := e.ToUnstructured(v)
@@ -123,6 +130,8 @@ func (n node) scalar() value.Value {
 	switch n.k {
 	case kScalar:
 		return value.NewValueInterface(n.u)
+	case kTime, kMicroTime, kQuantity:
+		return value.NewValueInterface(n.lazyString())
 	case kInt:
 		return value.NewValueInterface(n.v.Int())
 	case kUint:

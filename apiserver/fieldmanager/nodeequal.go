@@ -130,7 +130,7 @@ func (n node) class() scalarClass {
 		return cFloat
 	case kInt, kUint:
 		return cInt
-	case kString, kBytes:
+	case kString, kBytes, kTime, kMicroTime, kQuantity:
 		return cString
 	case kBool:
 		return cBool
@@ -179,6 +179,8 @@ func (n node) str() string {
 		return n.v.String()
 	case kBytes:
 		return base64.StdEncoding.EncodeToString(n.v.Bytes())
+	case kTime, kMicroTime, kQuantity:
+		return n.lazyString()
 	}
 	return n.u.(string)
 }

@@ -28,6 +28,7 @@ type kindPlan struct {
 	recon  *typed.TypedValue // the kind's type, to reconcile field sets with
 	sets   *setCache         // shared by the plans of the kind
 	last   atomic.Pointer[encodeMemo]
+	create createMemo // shapes and walkers of creates (shape.go)
 }
 
 // encodeMemo is the field set the plan encoded last, with its JSON. Both

@@ -86,6 +86,9 @@ type walker struct {
 	skip    int
 	// buf holds the items of the lists being compared, as a stack.
 	buf []listItem
+	// rec, when set (creates), gets the changed paths instead of changed
+	// (see shape.go).
+	rec *shapeRecorder
 }
 
 // newWalker returns a walker over the schema of plans that never records
@@ -123,11 +126,18 @@ func (w *walker) pop() {
 	w.exclude = w.exclude[:len(w.path)+1]
 	w.changed.truncate(len(w.path))
 	w.removed.truncate(len(w.path))
+	if w.rec != nil {
+		w.rec.truncate(len(w.path))
+	}
 }
 
 // addChanged and addRemoved record the current path.
 func (w *walker) addChanged() {
-	if w.skip == 0 {
+	switch {
+	case w.skip != 0:
+	case w.rec != nil:
+		w.rec.record(w.path)
+	default:
 		w.changed.insert(w.path)
 	}
 }
@@ -283,7 +293,7 @@ func (w *walker) doMap(t *smdschema.Map, lhs, rhs maybe) (bool, error) {
 	}
 	switch {
 	case !lhs.present():
-		return false, rhs.each(func(key *string, c node) error { return visit(key, maybe{}, some(c)) })
+		return false, w.entries(rhs.node, func(key *string, c node) error { return visit(key, maybe{}, some(c)) })
 	case !rhs.present():
 		return false, lhs.each(func(key *string, c node) error { return visit(key, some(c), maybe{}) })
 	}

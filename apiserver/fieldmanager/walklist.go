@@ -195,8 +195,9 @@ func matchItems(items []listItem) {
 	}
 }
 
-// itemElement mirrors listItemToPathElement for an associative list.
-func (w *walker) itemElement(t *smdschema.List, item node) (fieldpath.PathElement, error) {
+// buildItemElement mirrors listItemToPathElement for an associative list
+// (itemElement, in shapeitems.go, is what the walk calls).
+func (w *walker) buildItemElement(t *smdschema.List, item node) (fieldpath.PathElement, error) {
 	if len(t.Keys) == 0 {
 		if !item.isScalar() {
 			return fieldpath.PathElement{}, errSlowPath

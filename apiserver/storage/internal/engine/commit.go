@@ -89,7 +89,11 @@ func build(r *request, cur *index.Item, rev uint64) (staged, error) {
 // apply makes staged writes visible and emits their events, in revision
 // order. The caller holds e.mu for writing.
 func (e *Engine) apply(writes []staged, rev uint64) {
-	events := make([]watchcache.Event, 0, len(writes))
+	var one [1]watchcache.Event // an inline commit's: no allocation
+	events := one[:0]
+	if len(writes) > 1 {
+		events = make([]watchcache.Event, 0, len(writes))
+	}
 	for _, s := range writes {
 		if s.item == nil {
 			e.tree.Delete(s.req.key)
