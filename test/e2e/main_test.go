@@ -16,8 +16,9 @@ import (
 // binaryEnv names a prebuilt podkit binary to test instead of building one.
 const binaryEnv = "PODKIT_E2E_BINARY"
 
-// buildTimeout bounds `go build` of the podkit binary.
-const buildTimeout = 5 * time.Minute
+// buildTimeout bounds `go build` of the podkit binary: minutes on a cold
+// build cache while other packages test on the same two cores.
+const buildTimeout = 15 * time.Minute
 
 // podkitBinary is the podkit binary under test, set once by TestMain before
 // any test runs and only read afterwards. Empty under -short.

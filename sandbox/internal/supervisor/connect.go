@@ -114,7 +114,29 @@ func Connect(ctx context.Context, root string, opts ...Option) (*Client, error) 
 }
 
 // dialOrStart dials the supervisor of root, starting it when none answers.
+// A supervisor whose idle exit begins as a client connects closes the
+// connection before it answers the hello (the client was still in the
+// listen backlog when the idle timer saw no clients): that is retried a
+// few times, after which the socket is gone and a new supervisor starts.
 func dialOrStart(ctx context.Context, root string, o options) (*conn, error) {
+	delay := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		c, err := dialOrStartOnce(ctx, root, o)
+		if err == nil || !errors.Is(err, ErrClosed) || attempt == 5 || ctx.Err() != nil {
+			return c, err
+		}
+		o.log.Info("supervisor closed the connection before the hello (exiting?); retrying", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+// dialOrStartOnce is one attempt of dialOrStart.
+func dialOrStartOnce(ctx context.Context, root string, o options) (*conn, error) {
 	sock := filepath.Join(root, sockName)
 	c, err := dial(ctx, sock, o.log)
 	if err == nil || errors.Is(err, ErrProtocol) {

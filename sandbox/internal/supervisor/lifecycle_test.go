@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,4 +275,29 @@ func TestWaitRetriedAcrossSupervisorDeath(t *testing.T) {
 	assert.Equal(t, int32(255), got.ExitCode)
 	assert.True(t, got.Orphaned)
 	assert.NotEqual(t, first, c.Pid())
+}
+
+// A supervisor whose idle exit begins just as a client connects closes the
+// connection unanswered and removes its socket: the client retries and
+// starts a new supervisor instead of failing.
+func TestConnectRetriesASupervisorExitingDuringHello(t *testing.T) {
+	root := newRoot(t)
+	sock := filepath.Join(root, sockName)
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		nc.Close() // no hello: the idle exit won
+		l.Close()  // removes the socket, as the exiting supervisor does
+	}()
+	c := connect(t, root, WithIdleExit(time.Minute))
+	<-exited
+	assert.NotZero(t, c.Pid(), "connected to a supervisor started after the first went away")
+	_, err = c.List(testCtx(t))
+	require.NoError(t, err)
 }
