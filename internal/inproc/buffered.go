@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -43,39 +42,19 @@ func (t transport) serveBuffered(sreq, req *http.Request, cancel context.CancelF
 	func() {
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					err = fmt.Errorf("inproc: handler aborted the response")
-				} else {
-					err = fmt.Errorf("inproc: handler panicked: %v", p)
-				}
+				err = panicError(p)
 			}
 		}()
 		t.h.ServeHTTP(w, sreq)
 	}()
 	if err != nil {
 		buffers.Put(w.body)
-		// As over the network, where the connection breaks mid-response.
-		return &http.Response{
-			Status: "500 " + http.StatusText(http.StatusInternalServerError), StatusCode: http.StatusInternalServerError,
-			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
-			Body: io.NopCloser(errReader{err}), ContentLength: -1, Request: req,
-		}, nil
+		return response(req, http.StatusInternalServerError, http.Header{}, io.NopCloser(errReader{err}), -1), nil
 	}
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
-	header := w.header
-	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)),
-		StatusCode:    w.code,
-		Proto:         "HTTP/1.1",
-		ProtoMajor:    1,
-		ProtoMinor:    1,
-		Header:        header,
-		Body:          &bufferBody{r: bytes.NewReader(w.body.Bytes()), buf: w.body},
-		ContentLength: int64(w.body.Len()),
-		Request:       req,
-	}, nil
+	return response(req, w.code, w.header, &bufferBody{r: bytes.NewReader(w.body.Bytes()), buf: w.body}, int64(w.body.Len())), nil
 }
 
 // bufferWriter is the ResponseWriter of a buffered request. Like net/http's,

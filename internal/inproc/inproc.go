@@ -19,6 +19,7 @@ package inproc
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 
@@ -119,11 +120,7 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					pp.CloseWriter(fmt.Errorf("inproc: handler aborted the response"))
-				} else {
-					pp.CloseWriter(fmt.Errorf("inproc: handler panicked: %v", p))
-				}
+				pp.CloseWriter(panicError(p))
 				w.markReady(http.StatusInternalServerError)
 				return
 			}
@@ -139,17 +136,31 @@ func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		pp.CloseReader()
 		return nil, ctx.Err()
 	}
+	return response(req, w.code, w.sent, &body{p: pp, cancel: cancel}, -1), nil
+}
+
+// response is the client's view of a response to req.
+func response(req *http.Request, code int, header http.Header, body io.ReadCloser, length int64) *http.Response {
 	return &http.Response{
-		Status:        fmt.Sprintf("%d %s", w.code, http.StatusText(w.code)),
-		StatusCode:    w.code,
+		Status:        fmt.Sprintf("%d %s", code, http.StatusText(code)),
+		StatusCode:    code,
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        w.sent,
-		Body:          &body{p: pp, cancel: cancel},
-		ContentLength: -1,
+		Header:        header,
+		Body:          body,
+		ContentLength: length,
 		Request:       req,
-	}, nil
+	}
+}
+
+// panicError is what the client reads after the handler panicked with p,
+// as over the network, where the connection breaks mid-response.
+func panicError(p any) error {
+	if p == http.ErrAbortHandler {
+		return fmt.Errorf("inproc: handler aborted the response")
+	}
+	return fmt.Errorf("inproc: handler panicked: %v", p)
 }
 
 // writer is the handler's ResponseWriter; its body goes into the pipe.
