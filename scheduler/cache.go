@@ -286,9 +286,14 @@ func (c *Cache) UpdateSnapshot(s *Snapshot) {
 		if existing.Node() != nil && !labelsEqual(existing.Node().Labels, node.Labels) {
 			s.nodeDomains = nil
 		}
-		s.index.account(existing, existing.Node(), existing.Pods, -1)
+		oldNode, oldPods := existing.Node(), existing.Pods
 		info.cloneInto(existing)
-		s.index.account(existing, existing.Node(), existing.Pods, 1)
+		if oldNode == existing.Node() {
+			s.index.reaccount(existing, oldNode, oldPods, existing.Pods)
+		} else {
+			s.index.account(existing, oldNode, oldPods, -1)
+			s.index.account(existing, existing.Node(), existing.Pods, 1)
+		}
 	}
 	if c.head != nil {
 		s.generation = c.head.info.Generation

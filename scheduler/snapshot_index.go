@@ -160,6 +160,24 @@ func (x *podIndex) account(ni *NodeInfo, node *corev1.Node, pods []*PodInfo, sig
 	}
 }
 
+// reaccount moves the index of ni, on the unchanged node object node, from
+// its pods before to its pods after. PodInfos are immutable, so a pointer
+// at the same position of both lists counts the same and is skipped: the
+// cache appends pods and removes them by swapping in the last one, so a
+// node that gained or lost a pod differs in a position or two, not in all
+// of its (up to a hundred) pods.
+func (x *podIndex) reaccount(ni *NodeInfo, node *corev1.Node, before, after []*PodInfo) {
+	n := min(len(before), len(after))
+	for i := 0; i < n; i++ {
+		if before[i] != after[i] {
+			x.account(ni, node, before[i:i+1], -1)
+			x.account(ni, node, after[i:i+1], 1)
+		}
+	}
+	x.account(ni, node, before[n:], -1)
+	x.account(ni, node, after[n:], 1)
+}
+
 // NumPodsWithScoringAffinity returns how many pods have terms that weigh
 // on where other pods go: required pod affinity, preferred pod affinity
 // or anti-affinity (required anti-affinity only filters). When none do,

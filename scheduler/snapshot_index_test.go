@@ -71,10 +71,21 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 				require.NoError(t, c.AddPod(p))
 			}
 			pods[p.Name] = p
-		case op < 7: // remove a pod
+		case op < 6: // remove a pod
 			for name, p := range pods {
 				require.NoError(t, c.RemovePod(p))
 				delete(pods, name)
+				break
+			}
+		case op < 7: // a pod starts terminating (its group changes)
+			for name, p := range pods {
+				if p.DeletionTimestamp != nil {
+					continue
+				}
+				q := p.DeepCopy()
+				q.DeletionTimestamp = &metav1.Time{}
+				require.NoError(t, c.UpdatePod(p, q))
+				pods[name] = q
 				break
 			}
 		case op < 8: // relabel a node
@@ -94,6 +105,9 @@ func TestSnapshotIndexIncremental(t *testing.T) {
 			n := mkNode(fmt.Sprintf("m%d", step))
 			nodes[n.Name] = n
 			c.AddNode(n)
+		}
+		if rng.IntN(3) == 0 && step < 399 {
+			continue // let several changes pile up before the next update
 		}
 		c.UpdateSnapshot(s)
 		sawScoring = sawScoring || s.NumPodsWithScoringAffinity() > 0

@@ -20,3 +20,14 @@ type SharedWriter interface {
 	// UpdateShared is Update returning the stored object itself.
 	UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error)
 }
+
+// SharedReader is implemented by stores that can hand back the object they
+// keep instead of a copy, for callers that only read it (admission plugins
+// looking up a namespace, a service account or a limit range for every
+// create). It is optional: callers fall back to Store.Get. The returned
+// object is shared with the store and every other reader: neither it nor
+// its TypeMeta may be modified.
+type SharedReader interface {
+	// GetShared is Get returning the stored object itself.
+	GetShared(ctx context.Context, key string) (runtime.Object, error)
+}

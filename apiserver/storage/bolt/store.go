@@ -94,6 +94,12 @@ func (s *Store) UpdateShared(ctx context.Context, key string, tryUpdate func(cur
 	return s.e.UpdateShared(ctx, key, tryUpdate)
 }
 
+// GetShared is Get returning the stored object itself, which is shared:
+// read-only (storage.SharedReader).
+func (s *Store) GetShared(ctx context.Context, key string) (runtime.Object, error) {
+	return s.e.GetShared(ctx, key)
+}
+
 // Get returns a copy of the object under key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (runtime.Object, error) {
 	return s.e.Get(ctx, key)

@@ -61,6 +61,27 @@ func (s *suite) sharedTests() []test {
 			_, err = sw.UpdateShared(ctx, podKey("ns", "missing"), func(cur runtime.Object) (runtime.Object, error) { return cur, nil })
 			require.ErrorIs(t, err, storage.ErrNotFound)
 		}},
+		{"GetShared", func(t *testing.T) {
+			st := s.newStore(t)
+			sr, ok := st.(storage.SharedReader)
+			if !ok {
+				t.Skip("the store does not implement storage.SharedReader")
+			}
+			key := podKey("ns", "a")
+			in := create(t, st, key, newPod("ns", "a", map[string]string{"app": "web"}))
+			got, err := sr.GetShared(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, in.(*corev1.Pod).ObjectMeta, got.(*corev1.Pod).ObjectMeta)
+			again, err := sr.GetShared(ctx, key)
+			require.NoError(t, err)
+			assert.Same(t, got, again, "GetShared hands back the stored object, not a copy")
+			cp, err := st.Get(ctx, key)
+			require.NoError(t, err)
+			assert.NotSame(t, got, cp, "Get still copies")
+
+			_, err = sr.GetShared(ctx, podKey("ns", "missing"))
+			require.ErrorIs(t, err, storage.ErrNotFound)
+		}},
 		{"WatchersSeeTheSharedObject", func(t *testing.T) {
 			st, sw := shared(t)
 			w, err := st.Watch(ctx, podPrefix("ns"), storage.WatchOptions{})

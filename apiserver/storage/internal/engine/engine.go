@@ -158,6 +158,15 @@ func (e *Engine) current(key string) (*index.Item, error) {
 
 // Get implements storage.Store.
 func (e *Engine) Get(ctx context.Context, key string) (runtime.Object, error) {
+	obj, err := e.GetShared(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return obj.DeepCopyObject(), nil
+}
+
+// GetShared implements storage.SharedReader: Get without the copy.
+func (e *Engine) GetShared(ctx context.Context, key string) (runtime.Object, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -168,7 +177,7 @@ func (e *Engine) Get(ctx context.Context, key string) (runtime.Object, error) {
 	if it == nil {
 		return nil, fmt.Errorf("key %q: %w", key, storage.ErrNotFound)
 	}
-	return it.Obj.DeepCopyObject(), nil
+	return it.Obj, nil
 }
 
 // List implements storage.Store. Every page is read from an immutable
