@@ -105,3 +105,37 @@ func TestListLimitAndRemaining(t *testing.T) {
 	assert.Len(t, res.Items, 6)
 	assert.Empty(t, res.Continue)
 }
+
+// Get (through the key map) agrees with the ordered tree through random
+// puts, replacements and deletes, also of keys never stored.
+func TestGetAgreesWithTheTree(t *testing.T) {
+	tr := New(0, Options{})
+	want := map[string]uint64{}
+	for i := range 2000 {
+		key := fmt.Sprintf("/p/%03d", (i*7919)%300)
+		rev := uint64(i + 1)
+		if i%3 == 2 {
+			tr.Delete(key)
+			delete(want, key)
+		} else {
+			put(tr, key, rev)
+			want[key] = rev
+		}
+		probe := fmt.Sprintf("/p/%03d", (i*31)%310)
+		it, ok := tr.Get(probe)
+		wrev, wok := want[probe]
+		require.Equal(t, wok, ok, "step %d key %s", i, probe)
+		if ok {
+			require.Equal(t, wrev, it.Rev, "step %d key %s", i, probe)
+		}
+	}
+	res, err := tr.View().List("/p/", "", storage.ListOptions{})
+	require.NoError(t, err)
+	assert.Len(t, res.Items, len(want))
+	assert.Equal(t, len(want), tr.Len())
+	for _, k := range keys(res) {
+		it, ok := tr.Get(k)
+		require.True(t, ok, k)
+		assert.Equal(t, want[k], it.Rev)
+	}
+}

@@ -39,9 +39,15 @@ type Options struct {
 	Clock clock.PassiveClock
 }
 
-// Tree is the ordered state of a store at its current revision.
+// Tree is the ordered state of a store at its current revision. Point
+// lookups (every write reads the key's current item, twice) go through a
+// hash map kept beside the B-tree: with a hundred thousand keys sharing
+// long prefixes ("/registry/pods/default/web-..."), a descent compares a
+// dozen strings and misses the cache at every level, a map lookup hashes
+// the key once. The B-tree keeps the order and the O(1) snapshots.
 type Tree struct {
 	bt    *btree.BTreeG[*Item]
+	byKey map[string]*Item
 	rev   uint64
 	opts  Options
 	snaps map[uint64]*kept
@@ -65,6 +71,7 @@ func New(rev uint64, opts Options) *Tree {
 	}
 	return &Tree{
 		bt:    btree.NewG(degree, lessItem),
+		byKey: make(map[string]*Item),
 		rev:   rev,
 		opts:  opts,
 		snaps: make(map[uint64]*kept),
@@ -82,14 +89,21 @@ func (t *Tree) Len() int { return t.bt.Len() }
 
 // Get returns the item under key.
 func (t *Tree) Get(key string) (*Item, bool) {
-	return t.bt.Get(&Item{Key: key})
+	it, ok := t.byKey[key]
+	return it, ok
 }
 
 // Put stores it, replacing what its key held.
-func (t *Tree) Put(it *Item) { t.bt.ReplaceOrInsert(it) }
+func (t *Tree) Put(it *Item) {
+	t.bt.ReplaceOrInsert(it)
+	t.byKey[it.Key] = it
+}
 
 // Delete removes key.
-func (t *Tree) Delete(key string) { t.bt.Delete(&Item{Key: key}) }
+func (t *Tree) Delete(key string) {
+	t.bt.Delete(&Item{Key: key})
+	delete(t.byKey, key)
+}
 
 // View returns an immutable snapshot of the current state, in O(1).
 func (t *Tree) View() *View {
