@@ -36,7 +36,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 	if res.GroupVersion == gvAuthentication {
 		return s.createAuthenticationReview(w, r, res)
 	}
-	t, dry, obj, m, err := s.readWrite(w, r, res)
+	t, dry, obj, m, body, err := s.readWrite(w, r, res)
 	if err != nil {
 		return err
 	}
@@ -52,20 +52,25 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, res *Resource, i
 			return err
 		}
 	}
-	if obj, err = s.track(r.Context(), nil, obj, res.GroupVersionKind(), writer(r, "")); err != nil {
-		return err
-	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
-		try := obj
+		if attempt > 0 {
+			// The last name was taken. Admission and the server changed
+			// the object, and the store may have kept it: the next name
+			// gets a fresh decoding of what the client sent.
+			if obj, err = s.decodeAgain(r, res, body, info.Namespace); err != nil {
+				return err
+			}
+		}
+		if obj, err = s.track(r.Context(), nil, obj, res.GroupVersionKind(), writer(r, "")); err != nil {
+			return err
+		}
 		if generated {
-			// Admission may have changed the object: each name gets a
-			// fresh copy of what the client sent.
-			try = obj.DeepCopyObject()
-			tm, _ := meta.Accessor(try)
+			tm, _ := meta.Accessor(obj)
 			tm.SetName(tm.GetGenerateName() + utilrand.String(5))
 		}
-		out, shared, err := s.createShared(r.Context(), res, info.Namespace, try, dry)
+		// obj is handed over (createStored): nothing below modifies it.
+		out, shared, err := s.createShared(r.Context(), res, info.Namespace, obj, dry)
 		if generated && attempt < maxGenerateNameAttempts && apierrors.IsAlreadyExists(err) {
 			continue
 		}
@@ -92,19 +97,15 @@ func checkNamespace(res *Resource, m metav1.Object, urlNamespace string) error {
 	return nil
 }
 
-// createObject runs admission and validation on obj and stores it. A
+// createShared runs admission and validation on obj and stores it. A
 // Service's cluster IP and node ports are reserved between validation and
-// validating admission, and given back if the create fails.
-func (s *Server) createObject(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, error) {
-	out, shared, err := s.createShared(ctx, res, namespace, obj, dry)
-	if err == nil && shared {
-		out = out.DeepCopyObject()
-	}
-	return out, err
-}
-
-// createShared is createObject returning, when the store supports it, the
-// stored object itself (shared: read-only) to save copying it.
+// validating admission, and given back if the create fails. It returns
+// the stored object and whether it is the store's own (shared: read-only)
+// rather than a copy; a dry run returns obj.
+//
+// Unless dry, obj is handed to the store (createStored), whatever the
+// outcome: the caller must not modify it afterwards, and nothing here
+// does (admission's Finish and afterCreate only read).
 func (s *Server) createShared(ctx context.Context, res *Resource, namespace string, obj runtime.Object, dry bool) (runtime.Object, bool, error) {
 	m, _ := meta.Accessor(obj)
 	info := requestInfo{Verb: "create", GroupVersion: res.GroupVersion, Resource: res.Resource, Namespace: namespace, Name: m.GetName()}
@@ -168,16 +169,16 @@ func (s *Server) ensureServiceAccount(ctx context.Context, namespace, name strin
 }
 
 // readWrite reads what POST and PUT share: the response representation,
-// dryRun, and the decoded body with its metadata.
-func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, res *Resource) (t target, dry bool, obj runtime.Object, m metav1.Object, err error) {
+// dryRun, and the decoded body with its metadata, and the body itself, for
+// a retry that must start again from what the client sent (decodeAgain).
+func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, res *Resource) (t target, dry bool, obj runtime.Object, m metav1.Object, body []byte, err error) {
 	if t, err = s.negotiate(r); err != nil {
 		return
 	}
 	if dry, err = isDryRun(r); err != nil {
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
+	if body, err = readBody(r); err != nil {
 		return
 	}
 	if obj, err = s.decodeBody(w, r, body, res.GroupVersionKind(), res.New()); err != nil {
@@ -188,3 +189,32 @@ func (s *Server) readWrite(w http.ResponseWriter, r *http.Request, res *Resource
 	}
 	return
 }
+
+// decodeAgain decodes a request body once more, as readWrite and the
+// namespace check did the first time, for a retry that must start from
+// the client's object: the first attempt's object was changed by admission
+// and the server, and may be the store's by now. Copying the object up
+// front instead would cost every request a copy; decoding again costs
+// only the retries. The first decoding already sent the warnings.
+func (s *Server) decodeAgain(r *http.Request, res *Resource, body []byte, namespace string) (runtime.Object, error) {
+	obj, err := s.decodeBody(warningsSent{}, r, body, res.GroupVersionKind(), res.New())
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if err := checkNamespace(res, m, namespace); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// warningsSent is the ResponseWriter of a body decoded again: it drops the
+// warnings the first decoding already added to the response.
+type warningsSent struct{}
+
+func (warningsSent) Header() http.Header         { return http.Header{} }
+func (warningsSent) Write(p []byte) (int, error) { return len(p), nil }
+func (warningsSent) WriteHeader(int)             {}

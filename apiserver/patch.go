@@ -101,9 +101,12 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, res *Resource, in
 			return apierrors.NewConflict(res.GroupResource(), info.Name,
 				fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", m.GetUID()))
 		}
-		created, err := s.createObject(r.Context(), res, info.Namespace, obj, dry)
+		created, shared, err := s.createShared(r.Context(), res, info.Namespace, obj, dry)
 		if err != nil {
 			return err
+		}
+		if shared {
+			return s.respondShared(w, r, http.StatusCreated, t, res, created)
 		}
 		return s.respond(w, r, http.StatusCreated, t, res, created)
 	}
@@ -141,11 +144,13 @@ func (s *Server) serverSideApply(ctx context.Context, w http.ResponseWriter, cur
 }
 
 // applyPatch applies a patch to cur (encoded as JSON in gvk) and decodes the
-// result as a new object, honouring fieldValidation.
+// result as a new object, honouring fieldValidation. cur is only read: it
+// may be the store's own object (encodeView leaves it untouched, where the
+// versioning encoder would stamp its kind on it).
 func (s *Server) applyPatch(w http.ResponseWriter, r *http.Request, pt types.PatchType, patch []byte, cur runtime.Object, gvk schema.GroupVersionKind, newObj func() runtime.Object) (runtime.Object, error) {
-	curJSON, err := s.encode(target{info: s.jsonInfo}, cur, gvk.GroupVersion())
+	curJSON, err := s.encodeView(s.jsonInfo.Serializer, cur, gvk.GroupVersion())
 	if err != nil {
-		return nil, apierrors.NewInternalError(err)
+		return nil, apierrors.NewInternalError(fmt.Errorf("encoding %T as %s: %w", cur, s.jsonInfo.MediaType, err))
 	}
 	patched, err := patchJSON(pt, curJSON, patch, newObj)
 	if err != nil {

@@ -96,6 +96,12 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 // prepareForUpdate carries server-owned fields from old to obj. On the main
 // resource the status is kept from old when a status subresource exists; on
 // the status subresource everything but status is kept from old.
+//
+// old may be the store's own object (storage.OwningWriter), shared with
+// every reader: it is only read. What obj takes from it by reference (the
+// main resource's status, a namespace's finalizers, the deletion
+// timestamp) nothing modifies later; the status subresource, which goes
+// on to change obj's metadata, starts from a deep copy of old.
 func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Object) {
 	m, err1 := meta.Accessor(obj)
 	om, err2 := meta.Accessor(old)
@@ -150,7 +156,10 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 	case *corev1.Secret:
 		mergeStringData(o)
 	case *corev1.Service:
-		prepareServiceUpdate(o, old.(*corev1.Service))
+		// old may be the store's own object (storage.OwningWriter): the
+		// cluster IPs and IP families carried over from it are appended to
+		// by the allocator later, so they come from a copy.
+		prepareServiceUpdate(o, old.(*corev1.Service).DeepCopy())
 	}
 	if ns, ok := obj.(*corev1.Namespace); ok {
 		// Finalizers of a namespace change only through /finalize.

@@ -3,7 +3,9 @@ package apiserver
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -133,7 +135,9 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 	main := info
 	main.Subresource = ""
 	who := writer(r, "scale")
-	out, err := s.updateObject(r.Context(), res, main, dry, func(cur runtime.Object) (runtime.Object, error) {
+	// cur may be the store's own object: it is only read (toScale, the
+	// field manager), and the workload written is a copy.
+	out, _, err := s.updateShared(r.Context(), res, main, dry, func(cur runtime.Object) (runtime.Object, error) {
 		if pt == types.ApplyYAMLPatchType {
 			directive, err := fieldValidation(r)
 			if err != nil {
@@ -176,7 +180,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, res *Resourc
 	if err != nil {
 		return err
 	}
-	scale, err := toScale(out)
+	scale, err := toScale(out) // reads out, which may be shared
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -224,7 +228,9 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request, info requ
 		return err
 	}
 	gr := pods.GroupResource()
-	_, err = updateStored(r.Context(), s.store, key(pods, info.Namespace, podName), func(cur runtime.Object) (runtime.Object, error) {
+	_, _, err = updateStored(r.Context(), s.store, key(pods, info.Namespace, podName), func(cur runtime.Object) (runtime.Object, error) {
+		// cur may be the store's own object, shared with every reader:
+		// the bound pod is a copy on write of it (bindPod).
 		pod := cur.(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(gr, podName, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", podName))
@@ -238,19 +244,11 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request, info requ
 		if b.UID != "" && b.UID != pod.UID {
 			return nil, apierrors.NewConflict(gr, podName, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
 		}
-		pod.Spec.NodeName = b.Target.Name
-		for k, v := range b.Annotations {
-			if pod.Annotations == nil {
-				pod.Annotations = map[string]string{}
-			}
-			pod.Annotations[k] = v
-		}
-		setPodCondition(pod, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue,
-			LastTransitionTime: metav1.NewTime(s.now())})
+		bound := bindPod(pod, b, metav1.NewTime(s.now()))
 		if dry {
-			return nil, errNoop{cur: pod}
+			return nil, errNoop{cur: bound}
 		}
-		return pod, nil
+		return bound, nil
 	})
 	if err != nil {
 		if _, ok := err.(errNoop); !ok {
@@ -264,6 +262,25 @@ func (s *Server) createBinding(w http.ResponseWriter, r *http.Request, info requ
 	}
 	s.writeObject(w, r, http.StatusCreated, t, st, schema.GroupVersion{Version: "v1"})
 	return nil
+}
+
+// bindPod returns pod bound to b's target node: spec.nodeName set, b's
+// annotations added and a PodScheduled=True condition. pod is not
+// modified: the result is a copy of its top-level struct (Spec and Status
+// are values in it) with its own annotations map and conditions slice,
+// the only parts a binding changes; everything else (containers, volumes,
+// managedFields, ...) it shares with pod, read-only like pod itself.
+func bindPod(pod *corev1.Pod, b *corev1.Binding, now metav1.Time) *corev1.Pod {
+	bound := *pod
+	bound.Spec.NodeName = b.Target.Name
+	if len(b.Annotations) > 0 {
+		bound.Annotations = make(map[string]string, len(pod.Annotations)+len(b.Annotations))
+		maps.Copy(bound.Annotations, pod.Annotations)
+		maps.Copy(bound.Annotations, b.Annotations)
+	}
+	bound.Status.Conditions = slices.Clone(pod.Status.Conditions)
+	setPodCondition(&bound, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	return &bound
 }
 
 // setPodCondition replaces or appends a condition of the same type.

@@ -19,14 +19,19 @@ import (
 )
 
 // errNoop aborts a storage update whose result equals the stored object, so
-// a no-op write neither bumps the resourceVersion nor wakes watchers.
-type errNoop struct{ cur runtime.Object }
+// a no-op write neither bumps the resourceVersion nor wakes watchers. cur
+// is the object to answer with; shared says it is the store's own
+// (read-only), not a copy.
+type errNoop struct {
+	cur    runtime.Object
+	shared bool
+}
 
 func (errNoop) Error() string { return "no change" }
 
 // update serves PUT of an object (and of its status subresource).
 func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, info requestInfo) error {
-	t, dry, obj, m, err := s.readWrite(w, r, res)
+	t, dry, obj, m, body, err := s.readWrite(w, r, res)
 	if err != nil {
 		return err
 	}
@@ -40,8 +45,20 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 		return err
 	}
 	who := writer(r, info.Subresource)
+	attempts := 0
 	out, shared, err := s.updateShared(r.Context(), res, info, dry, func(cur runtime.Object) (runtime.Object, error) {
-		return s.track(r.Context(), cur, obj.DeepCopyObject(), res.GroupVersionKind(), who)
+		// The first attempt writes the decoded body itself. It changes on
+		// the way (admission, server fields) and is handed to the store:
+		// a retry on a newer object starts from the client's object again,
+		// decoded once more.
+		in := obj
+		if attempts++; attempts > 1 {
+			var err error
+			if in, err = s.decodeAgain(r, res, body, info.Namespace); err != nil {
+				return nil, err
+			}
+		}
+		return s.track(r.Context(), cur, in, res.GroupVersionKind(), who)
 	})
 	if err != nil {
 		return err
@@ -52,22 +69,25 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, res *Resource, i
 	return s.respond(w, r, http.StatusOK, t, res, out)
 }
 
-// updateObject is the shared read-modify-write of PUT, PATCH and the
+// updateShared is the shared read-modify-write of PUT, PATCH and the
 // subresources: produce builds the new object from the current one, then
 // mutating admission, server fields, validation and validating admission
-// run on it, all inside the store's compare-and-swap loop.
-func (s *Server) updateObject(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
-	out, shared, err := s.updateShared(ctx, res, info, dry, produce)
-	if err == nil && shared {
-		out = out.DeepCopyObject()
-	}
-	return out, err
-}
-
-// updateShared is updateObject returning, when the store supports it, the
-// stored object itself (shared: read-only) to save copying it.
+// run on it, all inside the store's compare-and-swap loop. It returns the
+// stored object and whether it is the store's own (shared: read-only)
+// rather than a copy.
+//
+// Ownership (storage.OwningWriter): cur may be the stored object itself,
+// shared with every reader. Neither produce nor anything after it
+// (admission's OldObject, prepareForUpdate, validation, allocation, the
+// no-op check) modifies cur or anything reachable from it; the object
+// produce returns is new on every call (a retry on a newer object calls
+// it again) and may share parts with cur only where nothing changes them.
+// That object is handed to the store, unless the write is a no-op or a dry
+// run.
 func (s *Server) updateShared(ctx context.Context, res *Resource, info requestInfo, dry bool, produce func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, bool, error) {
 	k := key(res, info.Namespace, info.Name)
+	st := s.storeFor(res)
+	_, owning := st.(storage.OwningWriter) // cur is the stored object
 	var last *admission.Attributes
 	var alloc *servicealloc.Txn // the current attempt's Service allocations
 	tryUpdate := func(cur runtime.Object) (runtime.Object, error) {
@@ -107,7 +127,7 @@ func (s *Server) updateShared(ctx context.Context, res *Resource, info requestIn
 		// finds the change of a real write without walking the whole object.
 		s.fields.IgnoreTimestampOnlyChanges(obj, cur)
 		if m.GetResourceVersion() == cm.GetResourceVersion() && s.fields.Equal(obj, cur) {
-			return nil, errNoop{cur: cur}
+			return nil, errNoop{cur: cur, shared: owning}
 		}
 		if dry {
 			if m.GetResourceVersion() != cm.GetResourceVersion() {
@@ -117,9 +137,7 @@ func (s *Server) updateShared(ctx context.Context, res *Resource, info requestIn
 		}
 		return obj, nil
 	}
-	st := s.storeFor(res)
-	_, shared := st.(storage.SharedWriter)
-	out, err := updateStored(ctx, st, k, tryUpdate)
+	out, shared, err := updateStored(ctx, st, k, tryUpdate)
 	s.finish(ctx, last, err)
 	if err != nil {
 		alloc.Revert()
@@ -128,7 +146,7 @@ func (s *Server) updateShared(ctx context.Context, res *Resource, info requestIn
 	}
 	var noop errNoop
 	if errors.As(err, &noop) {
-		return noop.cur, false, nil
+		return noop.cur, noop.shared, nil
 	}
 	if err != nil {
 		return nil, false, storageError(err, res.GroupResource(), info.Name)

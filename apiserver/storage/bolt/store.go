@@ -32,6 +32,7 @@ type Store struct {
 var (
 	_ storage.Store        = (*Store)(nil)
 	_ storage.SharedWriter = (*Store)(nil)
+	_ storage.OwningWriter = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the store in the file at path, encoding
@@ -92,6 +93,21 @@ func (s *Store) CreateShared(ctx context.Context, key string, obj runtime.Object
 // shared: read-only (storage.SharedWriter).
 func (s *Store) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	return s.e.UpdateShared(ctx, key, tryUpdate)
+}
+
+// CreateOwned is CreateShared for an obj the caller hands over
+// (storage.OwningWriter). The store keeps objects as its codec decodes
+// them: it stores the object decoded from obj's encoding and drops obj.
+func (s *Store) CreateOwned(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return s.e.CreateOwned(ctx, key, obj)
+}
+
+// UpdateOwned is UpdateShared without copying the current object:
+// tryUpdate gets the stored object itself (read-only) and hands over what
+// it returns, which the store encodes and keeps decoded, as CreateOwned
+// does (storage.OwningWriter).
+func (s *Store) UpdateOwned(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return s.e.UpdateOwned(ctx, key, tryUpdate)
 }
 
 // GetShared is Get returning the stored object itself, which is shared:

@@ -56,7 +56,8 @@ func TestConformance(t *testing.T) {
 		func(t *testing.T) storage.Store { return newStore(t) },
 		storagetest.WithTuning(func(t *testing.T, tune storagetest.Tuning) storage.Store {
 			return newStore(t, tuned(tune)...)
-		}))
+		}),
+		storagetest.WithCanonicalObjects())
 }
 
 func BenchmarkStore(b *testing.B) {

@@ -20,6 +20,7 @@ type Store struct {
 var (
 	_ storage.Store        = (*Store)(nil)
 	_ storage.SharedWriter = (*Store)(nil)
+	_ storage.OwningWriter = (*Store)(nil)
 )
 
 // New returns an empty Store at revision 0. Options only fail on
@@ -55,6 +56,19 @@ func (s *Store) CreateShared(ctx context.Context, key string, obj runtime.Object
 // shared: read-only (storage.SharedWriter).
 func (s *Store) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
 	return s.e.UpdateShared(ctx, key, tryUpdate)
+}
+
+// CreateOwned is CreateShared keeping obj itself, which the caller hands
+// over: it becomes the stored object (storage.OwningWriter).
+func (s *Store) CreateOwned(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return s.e.CreateOwned(ctx, key, obj)
+}
+
+// UpdateOwned is UpdateShared without copies: tryUpdate gets the stored
+// object itself (read-only) and what it returns, handed over, becomes the
+// stored object (storage.OwningWriter).
+func (s *Store) UpdateOwned(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return s.e.UpdateOwned(ctx, key, tryUpdate)
 }
 
 // GetShared is Get returning the stored object itself, which is shared:

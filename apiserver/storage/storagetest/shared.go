@@ -15,7 +15,8 @@ import (
 
 // sharedTests check storage.SharedWriter, for stores that implement it:
 // the shared results are what Create and Update would return, the input
-// stays the caller's, and a watcher sees the very object handed back.
+// stays the caller's, and a watcher sees the very object handed back; then
+// storage.OwningWriter (ownedTests).
 func (s *suite) sharedTests() []test {
 	ctx := context.Background()
 	shared := func(t *testing.T) (storage.Store, storage.SharedWriter) {
@@ -26,7 +27,7 @@ func (s *suite) sharedTests() []test {
 		}
 		return st, sw
 	}
-	return []test{
+	return append([]test{
 		{"CreateShared", func(t *testing.T) {
 			st, sw := shared(t)
 			in := newPod("ns", "a", map[string]string{"app": "web"})
@@ -93,5 +94,5 @@ func (s *suite) sharedTests() []test {
 			assert.Equal(t, watch.Added, ev.Type)
 			assert.Equal(t, rev(t, out), rev(t, ev.Object))
 		}},
-	}
+	}, s.ownedTests()...)
 }

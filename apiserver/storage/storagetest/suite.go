@@ -52,6 +52,8 @@ type suite struct {
 	newStore func(t *testing.T) storage.Store
 	newTuned func(t *testing.T, tune Tuning) storage.Store
 	timeout  time.Duration
+	// canonical: see WithCanonicalObjects.
+	canonical bool
 }
 
 // RunConformance runs the storage.Store conformance suite. newStore must

@@ -93,6 +93,7 @@ type Engine struct {
 var (
 	_ storage.Store        = (*Engine)(nil)
 	_ storage.SharedWriter = (*Engine)(nil)
+	_ storage.OwningWriter = (*Engine)(nil)
 )
 
 // New returns an Engine; with a Persister it starts the group-commit loop,

@@ -22,6 +22,17 @@ func (e *Engine) Create(ctx context.Context, key string, obj runtime.Object) (ru
 // CreateShared implements storage.SharedWriter: Create without the copy of
 // the result.
 func (e *Engine) CreateShared(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return e.create(ctx, key, obj, false)
+}
+
+// CreateOwned implements storage.OwningWriter: CreateShared keeping obj
+// itself (or, with CanonicalData, the canonical object built from it).
+func (e *Engine) CreateOwned(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	return e.create(ctx, key, obj, true)
+}
+
+// create stores obj, or the engine's copy of it unless owned.
+func (e *Engine) create(ctx context.Context, key string, obj runtime.Object, owned bool) (runtime.Object, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
 	}
@@ -35,7 +46,7 @@ func (e *Engine) CreateShared(ctx context.Context, key string, obj runtime.Objec
 	if rv != 0 {
 		return nil, fmt.Errorf("key %q: %w: resourceVersion should not be set on objects to be created", key, storage.ErrInvalidObject)
 	}
-	cp, data, err := e.prepare(key, obj)
+	cp, data, err := e.prepare(key, obj, owned)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +69,20 @@ func (e *Engine) Update(ctx context.Context, key string, tryUpdate func(cur runt
 // UpdateShared implements storage.SharedWriter: Update without the copy of
 // the result.
 func (e *Engine) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return e.update(ctx, key, tryUpdate, false)
+}
+
+// UpdateOwned implements storage.OwningWriter: tryUpdate gets the stored
+// object itself, and what it returns is stored without a copy (with
+// CanonicalData: the canonical object built from it).
+func (e *Engine) UpdateOwned(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return e.update(ctx, key, tryUpdate, true)
+}
+
+// update is the compare-and-swap loop of UpdateShared (owned false:
+// tryUpdate gets a copy of the stored object and its result is copied) and
+// UpdateOwned (no copies).
+func (e *Engine) update(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error), owned bool) (runtime.Object, error) {
 	for {
 		if err := e.usable(ctx); err != nil {
 			return nil, err
@@ -69,12 +94,22 @@ func (e *Engine) UpdateShared(ctx context.Context, key string, tryUpdate func(cu
 		if cur == nil {
 			return nil, fmt.Errorf("key %q: %w", key, storage.ErrNotFound)
 		}
-		out, err := tryUpdate(cur.Obj.DeepCopyObject())
+		in := cur.Obj
+		if !owned {
+			in = in.DeepCopyObject()
+		}
+		out, err := tryUpdate(in)
 		if err != nil {
 			return nil, err
 		}
 		if out == nil {
 			return nil, fmt.Errorf("key %q: %w: tryUpdate returned no object", key, storage.ErrInvalidObject)
+		}
+		if out == cur.Obj {
+			// Owned: the stored object itself, which tryUpdate must not
+			// have modified, comes back unchanged. (Not owned, out is
+			// never cur.Obj.)
+			return cur.Obj, nil
 		}
 		rv, err := storage.Revision(out)
 		if err != nil {
@@ -83,10 +118,11 @@ func (e *Engine) UpdateShared(ctx context.Context, key string, tryUpdate func(cu
 		if rv != 0 && rv != cur.Rev {
 			return nil, fmt.Errorf("key %q: %w: resourceVersion %d, current %d", key, storage.ErrConflict, rv, cur.Rev)
 		}
-		cp, data, err := e.prepare(key, out)
+		cp, data, err := e.prepare(key, out, owned)
 		if err != nil {
 			return nil, err
 		}
+		// For the no-op check; on a commit, build stamps the new revision.
 		if err := storage.SetRevision(cp, cur.Rev); err != nil {
 			return nil, fmt.Errorf("key %q: %w", key, err)
 		}
@@ -135,10 +171,12 @@ func (e *Engine) Delete(ctx context.Context, key string, precondition func(cur r
 	}
 }
 
-// prepare returns the engine's own copy of obj, as the backend stores it,
-// and its encoding when the backend's CanonicalData gives one. A Canonical
-// that builds a new object already makes that copy.
-func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, []byte, error) {
+// prepare returns the object to store for obj, as the backend stores it,
+// and its encoding when the backend's CanonicalData gives one. It is the
+// engine's own copy of obj unless owned (obj was handed over: it is
+// stored as it is, or given to Canonical, which may reuse it). A
+// Canonical that builds a new object already makes the copy.
+func (e *Engine) prepare(key string, obj runtime.Object, owned bool) (runtime.Object, []byte, error) {
 	var (
 		out  runtime.Object
 		data []byte
@@ -147,9 +185,11 @@ func (e *Engine) prepare(key string, obj runtime.Object) (runtime.Object, []byte
 	switch {
 	case e.canonicalData != nil:
 		out, data, err = e.canonicalData(obj)
+	case e.canonical == nil && owned:
+		return obj, nil, nil
 	case e.canonical == nil:
 		return obj.DeepCopyObject(), nil, nil
-	case e.canonicalCopies:
+	case e.canonicalCopies || owned:
 		out, err = e.canonical(obj)
 	default:
 		out, err = e.canonical(obj.DeepCopyObject())
