@@ -81,7 +81,7 @@ func (b *BirthTrace) Admit(ctx context.Context, a *Attributes) error {
 
 // storedTrace reads the pod's trace from storage.
 func (b *BirthTrace) storedTrace(ctx context.Context, namespace, name string) (string, bool) {
-	obj, err := b.pods.Get(ctx, storage.Key(podsGR, namespace, name))
+	obj, err := getShared(ctx, b.pods, storage.Key(podsGR, namespace, name))
 	if err != nil {
 		return "", false
 	}

@@ -14,6 +14,14 @@ import (
 // The built-in plugins read the cluster's objects straight from storage
 // through these small views of storage.Store (which implements them all).
 // Stored objects are the typed k8s.io/api objects.
+//
+// Plugins only read what they look up (a namespace, a service account, the
+// limit ranges or quotas of a namespace, for every create), so they ask for
+// the objects the store keeps rather than copies: GetShared when the store
+// is a storage.SharedReader, lists with ListOptions.ReadOnly. What getTyped,
+// listAll and listTyped return is therefore shared with the store and every
+// other reader: a plugin that needs to change it copies it first
+// (LimitRanger defaults a copy of each range).
 
 // ObjectGetter reads one stored object.
 type ObjectGetter interface {
@@ -54,9 +62,10 @@ var (
 )
 
 // listAll returns every object under prefix, following continue tokens.
+// The objects may be the store's own: read-only.
 func listAll(ctx context.Context, s ObjectLister, prefix string) ([]runtime.Object, error) {
 	var out []runtime.Object
-	opts := storage.ListOptions{}
+	opts := storage.ListOptions{ReadOnly: true}
 	for {
 		res, err := s.List(ctx, prefix, opts)
 		if err != nil {
@@ -70,10 +79,20 @@ func listAll(ctx context.Context, s ObjectLister, prefix string) ([]runtime.Obje
 	}
 }
 
+// getShared reads key for a caller that does not modify the result: the
+// stored object itself when s is a storage.SharedReader, else Get's copy.
+func getShared(ctx context.Context, s ObjectGetter, key string) (runtime.Object, error) {
+	if sr, ok := s.(storage.SharedReader); ok {
+		return sr.GetShared(ctx, key)
+	}
+	return s.Get(ctx, key)
+}
+
 // getTyped reads key and asserts the stored object's type. found is false
-// (with a nil error) when nothing is stored under key.
+// (with a nil error) when nothing is stored under key. The object may be
+// the store's own (getShared): read-only.
 func getTyped[T runtime.Object](ctx context.Context, s ObjectGetter, key string) (obj T, found bool, err error) {
-	raw, err := s.Get(ctx, key)
+	raw, err := getShared(ctx, s, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return obj, false, nil
 	}
@@ -87,7 +106,8 @@ func getTyped[T runtime.Object](ctx context.Context, s ObjectGetter, key string)
 	return typed, true, nil
 }
 
-// listTyped lists prefix and keeps the objects of type T.
+// listTyped lists prefix and keeps the objects of type T, read-only as
+// listAll's.
 func listTyped[T runtime.Object](ctx context.Context, s ObjectLister, prefix string) ([]T, error) {
 	raw, err := listAll(ctx, s, prefix)
 	if err != nil {
