@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -177,14 +178,16 @@ type result struct {
 	rsReady    time.Duration // the ReplicaSet counts every pod available
 	available  time.Duration
 	cpu        time.Duration
+	allocated  uint64 // bytes the process allocated during the run
+	gcs        uint32 // garbage collections during the run
 	loadBefore string
 	loadAfter  string
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("replicas %d: kubectl returned %s, all pods created %s, ReplicaSet available %s, %d available %s; cpu (user+sys, this process) %s; load %s → %s",
+	return fmt.Sprintf("replicas %d: kubectl returned %s, all pods created %s, ReplicaSet available %s, %d available %s; cpu (user+sys, this process) %s; allocated %d MB in %d GCs; load %s → %s",
 		r.replicas, r.kubectl.Round(time.Millisecond), r.created.Round(time.Millisecond), r.rsReady.Round(time.Millisecond), r.replicas,
-		r.available.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.loadBefore, r.loadAfter)
+		r.available.Round(time.Millisecond), r.cpu.Round(time.Millisecond), r.allocated>>20, r.gcs, r.loadBefore, r.loadAfter)
 }
 
 // measure runs kubectl create deploy and waits for every replica to be
@@ -215,6 +218,8 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 		return r, err
 	}
 	defer stopProfile()
+	var mem0 runtime.MemStats
+	runtime.ReadMemStats(&mem0)
 	cpu0 := procstat.SelfCPU()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", kubeconfig, "create", "deploy", name, "--image="+image, "--replicas="+strconv.Itoa(replicas))
@@ -250,6 +255,9 @@ func measure(ctx context.Context, cl kubernetes.Interface, kubectl, kubeconfig, 
 		}
 	}
 	r.cpu = procstat.SelfCPU() - cpu0
+	var mem1 runtime.MemStats
+	runtime.ReadMemStats(&mem1)
+	r.allocated, r.gcs = mem1.TotalAlloc-mem0.TotalAlloc, mem1.NumGC-mem0.NumGC
 	r.loadAfter = loadAverage()
 	stopProfile()
 	if p.print {
