@@ -181,6 +181,8 @@ func TestMetrics(t *testing.T) {
 			got[mf.GetName()]++
 			if mf.GetName() == "podkit_pod_birth_duration_seconds" {
 				assert.Equal(t, uint64(2), mt.GetHistogram().GetSampleCount())
+				assert.InDelta(t, 2*recorded().Total().Seconds(), mt.GetHistogram().GetSampleSum(), 1e-9,
+					"the total is the trace's Total")
 			}
 		}
 	}
