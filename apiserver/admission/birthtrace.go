@@ -104,20 +104,134 @@ func copyWith(m map[string]string, k, v string) map[string]string {
 
 // Store wraps st so that a traced pod gets trace.StepStored just before it
 // is written; everything else passes through.
+//
+// The wrapper keeps st's fast paths: it implements storage.SharedWriter,
+// storage.SharedReader and storage.OwningWriter exactly when st does, so
+// the API server, which looks for them with type assertions, still finds
+// them (and does not take the copying path because of the trace). A Go type
+// either has a method or not, so each of the three is a small forwarding
+// part (traceSharedWriter, traceSharedReader, traceOwningWriter) and Store
+// returns the plain wrapper with just the parts st implements embedded.
+//
+// Every create, whichever method it comes through (Create, CreateShared,
+// CreateOwned), stamps the pod the same way and before it is handed to st:
+// the stamp replaces the pod's annotation map with a new one (trace.WithStep
+// copies it), so a map the pod shares with another object is never
+// written, and nothing is touched once st has the pod or on what st
+// returns (shared objects stay read-only). Updates, in every form, and
+// reads pass through unchanged: the trace is only stamped on create.
 func (b *BirthTrace) Store(st storage.Store) storage.Store {
-	return &birthTraceStore{Store: st, now: b.now}
+	base := &birthTraceStore{Store: st, now: b.now}
+	sw, isSW := st.(storage.SharedWriter)
+	sr, isSR := st.(storage.SharedReader)
+	ow, isOW := st.(storage.OwningWriter)
+	w := traceSharedWriter{s: base, sw: sw}
+	r := traceSharedReader{sr: sr}
+	o := traceOwningWriter{s: base, ow: ow}
+	switch {
+	case isSW && isSR && isOW: // the memory and bolt stores
+		return &struct {
+			*birthTraceStore
+			traceSharedWriter
+			traceSharedReader
+			traceOwningWriter
+		}{base, w, r, o}
+	case isSW && isSR:
+		return &struct {
+			*birthTraceStore
+			traceSharedWriter
+			traceSharedReader
+		}{base, w, r}
+	case isSW && isOW:
+		return &struct {
+			*birthTraceStore
+			traceSharedWriter
+			traceOwningWriter
+		}{base, w, o}
+	case isSR && isOW:
+		return &struct {
+			*birthTraceStore
+			traceSharedReader
+			traceOwningWriter
+		}{base, r, o}
+	case isSW:
+		return &struct {
+			*birthTraceStore
+			traceSharedWriter
+		}{base, w}
+	case isSR:
+		return &struct {
+			*birthTraceStore
+			traceSharedReader
+		}{base, r}
+	case isOW:
+		return &struct {
+			*birthTraceStore
+			traceOwningWriter
+		}{base, o}
+	}
+	return base
 }
 
+// birthTraceStore is the plain wrapper: storage.Store with Create stamping.
 type birthTraceStore struct {
 	storage.Store
 	now func() time.Time
 }
 
-func (s *birthTraceStore) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+// stamp adds trace.StepStored to a traced pod, replacing its annotation map
+// rather than writing to it.
+func (s *birthTraceStore) stamp(obj runtime.Object) {
 	if pod, ok := obj.(*corev1.Pod); ok {
 		pod.Annotations = trace.WithStep(pod.Annotations, trace.StepStored, s.now(), "")
 	}
+}
+
+func (s *birthTraceStore) Create(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	s.stamp(obj)
 	return s.Store.Create(ctx, key, obj)
+}
+
+// traceSharedWriter forwards storage.SharedWriter, stamping creates.
+type traceSharedWriter struct {
+	s  *birthTraceStore
+	sw storage.SharedWriter
+}
+
+func (w traceSharedWriter) CreateShared(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	w.s.stamp(obj)
+	return w.sw.CreateShared(ctx, key, obj)
+}
+
+func (w traceSharedWriter) UpdateShared(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return w.sw.UpdateShared(ctx, key, tryUpdate)
+}
+
+// traceSharedReader forwards storage.SharedReader.
+type traceSharedReader struct {
+	sr storage.SharedReader
+}
+
+func (r traceSharedReader) GetShared(ctx context.Context, key string) (runtime.Object, error) {
+	return r.sr.GetShared(ctx, key)
+}
+
+// traceOwningWriter forwards storage.OwningWriter, stamping creates. obj is
+// handed over to the wrapper and stamped before it is handed on to the
+// store, which the ownership rules allow (it is not visible yet); tryUpdate
+// reaches the store untouched, so it keeps its rules.
+type traceOwningWriter struct {
+	s  *birthTraceStore
+	ow storage.OwningWriter
+}
+
+func (o traceOwningWriter) CreateOwned(ctx context.Context, key string, obj runtime.Object) (runtime.Object, error) {
+	o.s.stamp(obj)
+	return o.ow.CreateOwned(ctx, key, obj)
+}
+
+func (o traceOwningWriter) UpdateOwned(ctx context.Context, key string, tryUpdate func(cur runtime.Object) (runtime.Object, error)) (runtime.Object, error) {
+	return o.ow.UpdateOwned(ctx, key, tryUpdate)
 }
 
 // AdmissionChain is what InstallBirthTrace extends: the API server's
