@@ -1,6 +1,7 @@
 package watchcache
 
 import (
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,8 +16,12 @@ import (
 // object's value. A hundred kubelets each watching spec.nodeName=<node>
 // then cost an event one map lookup instead of a hundred buffer sends and
 // predicate runs.
+//
+// The watchers without an index are held by prefix (prefixSet): an event
+// looks its key's prefixes up instead of testing every such watcher, of
+// every resource, against its key.
 type watcherSet struct {
-	plain   map[*watcher]struct{}
+	plain   prefixSet
 	indexes map[string]*watcherIndex
 	n       int
 }
@@ -28,7 +33,7 @@ type watcherIndex struct {
 }
 
 func newWatcherSet() watcherSet {
-	return watcherSet{plain: map[*watcher]struct{}{}, indexes: map[string]*watcherIndex{}}
+	return watcherSet{plain: prefixSet{byPrefix: map[string]map[*watcher]struct{}{}}, indexes: map[string]*watcherIndex{}}
 }
 
 func (s *watcherSet) len() int { return s.n }
@@ -36,7 +41,7 @@ func (s *watcherSet) len() int { return s.n }
 func (s *watcherSet) add(w *watcher) {
 	s.n++
 	if w.index == nil {
-		s.plain[w] = struct{}{}
+		s.plain.add(w)
 		return
 	}
 	ix := s.indexes[w.index.Name]
@@ -55,10 +60,9 @@ func (s *watcherSet) add(w *watcher) {
 // remove forgets w; it reports whether w was there.
 func (s *watcherSet) remove(w *watcher) bool {
 	if w.index == nil {
-		if _, ok := s.plain[w]; !ok {
+		if !s.plain.remove(w) {
 			return false
 		}
-		delete(s.plain, w)
 		s.n--
 		return true
 	}
@@ -85,7 +89,7 @@ func (s *watcherSet) remove(w *watcher) bool {
 // ev's key falls under and, for an indexed watcher, whose value is that of
 // ev's object or previous object. f may remove the watcher it is given.
 func (s *watcherSet) visit(ev *Event, f func(w *watcher)) {
-	visitUnder(s.plain, ev.Key, f)
+	s.plain.visit(ev.Key, f)
 	for _, ix := range s.indexes {
 		v := ix.fn(ev.Object)
 		visitUnder(ix.byValue[v], ev.Key, f)
@@ -101,6 +105,69 @@ func (s *watcherSet) visit(ev *Event, f func(w *watcher)) {
 func visitUnder(ws map[*watcher]struct{}, key string, f func(w *watcher)) {
 	for w := range ws {
 		if strings.HasPrefix(key, w.prefix) {
+			f(w)
+		}
+	}
+}
+
+// prefixSet holds watchers by their key prefix. An event visits the
+// watchers of each prefix its key starts with: one map lookup per distinct
+// prefix length (a handful: "/registry/pods/", "/registry/pods/<ns>/",
+// ...) rather than a prefix test for each of the hundreds of watchers a
+// cluster's informers open on every resource.
+type prefixSet struct {
+	byPrefix map[string]map[*watcher]struct{}
+	// lengths are the distinct lengths of byPrefix's keys, ascending. A
+	// change replaces the slice, never edits it: a visit ranging over it
+	// may remove watchers.
+	lengths []int
+}
+
+func (p *prefixSet) add(w *watcher) {
+	ws := p.byPrefix[w.prefix]
+	if ws == nil {
+		ws = map[*watcher]struct{}{}
+		p.byPrefix[w.prefix] = ws
+		p.relength()
+	}
+	ws[w] = struct{}{}
+}
+
+// remove forgets w; it reports whether w was there.
+func (p *prefixSet) remove(w *watcher) bool {
+	ws := p.byPrefix[w.prefix]
+	if _, ok := ws[w]; !ok {
+		return false
+	}
+	delete(ws, w)
+	if len(ws) == 0 {
+		delete(p.byPrefix, w.prefix)
+		p.relength()
+	}
+	return true
+}
+
+func (p *prefixSet) relength() {
+	seen := map[int]bool{}
+	lengths := make([]int, 0, len(p.byPrefix))
+	for prefix := range p.byPrefix {
+		if !seen[len(prefix)] {
+			seen[len(prefix)] = true
+			lengths = append(lengths, len(prefix))
+		}
+	}
+	slices.Sort(lengths)
+	p.lengths = lengths
+}
+
+// visit calls f for the watchers whose prefix key falls under; f may
+// remove the watcher it is given.
+func (p *prefixSet) visit(key string, f func(w *watcher)) {
+	for _, n := range p.lengths {
+		if n > len(key) {
+			return
+		}
+		for w := range p.byPrefix[key[:n]] {
 			f(w)
 		}
 	}
