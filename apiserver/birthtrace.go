@@ -43,14 +43,20 @@ func statusBirthTrace(obj, old runtime.Object) (string, bool) {
 }
 
 // keepBirthTrace puts the trace of a status write back after its metadata
-// was reset to the stored object's.
+// was reset to the stored object's. The annotations are the stored
+// object's own map (shared, read-only): a changed trace goes into a copy.
 func keepBirthTrace(obj runtime.Object, v string, ok bool) {
 	pod, isPod := obj.(*corev1.Pod)
 	if !ok || !isPod {
 		return
 	}
-	if pod.Annotations == nil {
-		pod.Annotations = map[string]string{}
+	if cur, found := pod.Annotations[trace.Annotation]; found && cur == v {
+		return
 	}
-	pod.Annotations[trace.Annotation] = v
+	annotations := make(map[string]string, len(pod.Annotations)+1)
+	for k, val := range pod.Annotations {
+		annotations[k] = val
+	}
+	annotations[trace.Annotation] = v
+	pod.Annotations = annotations
 }

@@ -100,8 +100,9 @@ func (s *Server) prepareForCreate(res *Resource, obj runtime.Object) {
 // old may be the store's own object (storage.OwningWriter), shared with
 // every reader: it is only read. What obj takes from it by reference (the
 // main resource's status, a namespace's finalizers, the deletion
-// timestamp) nothing modifies later; the status subresource, which goes
-// on to change obj's metadata, starts from a deep copy of old.
+// timestamp) nothing modifies later; the status subresource starts from
+// a shallow copy of old whose shared parts nothing modifies either (its
+// own changes to the metadata replace whole fields).
 func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Object) {
 	m, err1 := meta.Accessor(obj)
 	om, err2 := meta.Accessor(old)
@@ -124,8 +125,17 @@ func (s *Server) prepareForUpdate(res *Resource, sub string, obj, old runtime.Ob
 			rv, managed := m.GetResourceVersion(), m.GetManagedFields()
 			bt, hasBT := statusBirthTrace(obj, old)
 			keep := reflect.ValueOf(st.Interface())
-			fresh := old.DeepCopyObject()
-			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(fresh).Elem())
+			// Copy on write: obj becomes a shallow copy of old, its own
+			// top-level struct (so TypeMeta and ObjectMeta's scalar fields
+			// are obj's) sharing every map, slice and pointer with old.
+			// Nothing after this point changes those in place: the
+			// resourceVersion and managedFields are set as whole fields
+			// (here, by IgnoreTimestampOnlyChanges and by the store), the
+			// birth trace replaces the annotations map, validation and
+			// validating admission only read. Mutating admission ran on
+			// the decoded object before: what it did outside status is
+			// dropped here.
+			reflect.ValueOf(obj).Elem().Set(reflect.ValueOf(old).Elem())
 			fs, _ := s.structField(obj, "Status")
 			fs.Set(keep)
 			m.SetResourceVersion(rv)
