@@ -181,13 +181,49 @@ func (e *Engine) GetShared(ctx context.Context, key string) (runtime.Object, err
 	return it.Obj, nil
 }
 
-// List implements storage.Store. Every page is read from an immutable
-// snapshot: the first page's snapshot is kept for its continue token, so a
-// paginated list is consistent at the revision of its first page.
+// List implements storage.Store. A list that asks for no continue token
+// and will not need one (everything under the prefix, at most
+// index.DefaultLiveListMax items, fits its limit) is read from the live
+// tree under the read lock (see index.Tree.Collect: a snapshot makes the
+// writes after it copy the tree's nodes). Every other page is read from
+// an immutable snapshot: the first page's snapshot is kept for its
+// continue token, so a paginated list is consistent at the revision of
+// its first page.
 func (e *Engine) List(ctx context.Context, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
 	}
+	if opts.Continue == "" {
+		if res, ok, err := e.listLive(prefix, opts); ok || err != nil {
+			return res, err
+		}
+	}
+	return e.listView(prefix, opts)
+}
+
+// listLive lists prefix from the live tree when it holds few enough items
+// for one page without a continue token; ok is false when it does not.
+func (e *Engine) listLive(prefix string, opts storage.ListOptions) (*storage.ListResult, bool, error) {
+	most := index.DefaultLiveListMax
+	if opts.Limit > 0 && opts.Limit < int64(most) {
+		most = int(opts.Limit)
+	}
+	e.mu.RLock()
+	if e.closed.Load() {
+		e.mu.RUnlock()
+		return nil, false, storage.ErrClosed
+	}
+	items, rev, ok := e.tree.Collect(prefix, most)
+	e.mu.RUnlock()
+	if !ok {
+		return nil, false, nil
+	}
+	res, err := index.ListItems(items, rev, prefix, opts)
+	return res, true, err
+}
+
+// listView lists a page of prefix from a snapshot of the tree.
+func (e *Engine) listView(prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
 	var (
 		start string
 		rev   uint64

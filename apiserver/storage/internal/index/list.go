@@ -32,14 +32,20 @@ func (v *View) List(prefix, start string, opts storage.ListOptions) (*storage.Li
 	if start < prefix {
 		start = prefix
 	}
-	res := &storage.ListResult{Items: []runtime.Object{}, ResourceVersion: v.rev}
+	return list(func(fn func(*Item) bool) { v.bt.AscendGreaterOrEqual(&Item{Key: start}, fn) }, v.rev, prefix, opts)
+}
+
+// list is View.List over ascend, which calls fn on the items from the
+// first page's start on, in key order, until fn returns false.
+func list(ascend func(fn func(*Item) bool), rev uint64, prefix string, opts storage.ListOptions) (*storage.ListResult, error) {
+	res := &storage.ListResult{Items: []runtime.Object{}, ResourceVersion: rev}
 	var (
 		lastKey   string
 		more      bool
 		remaining int64
 	)
 	limit := opts.Limit
-	v.bt.AscendGreaterOrEqual(&Item{Key: start}, func(it *Item) bool {
+	ascend(func(it *Item) bool {
 		if !strings.HasPrefix(it.Key, prefix) {
 			return false
 		}
@@ -65,7 +71,7 @@ func (v *View) List(prefix, start string, opts storage.ListOptions) (*storage.Li
 	if !more {
 		return res, nil
 	}
-	token, err := storage.EncodeContinue(prefix, lastKey+"\x00", v.rev)
+	token, err := storage.EncodeContinue(prefix, lastKey+"\x00", rev)
 	if err != nil {
 		return nil, fmt.Errorf("listing %q: %w", prefix, err)
 	}
