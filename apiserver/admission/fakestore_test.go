@@ -65,6 +65,12 @@ func (s *fakeStore) Get(_ context.Context, key string) (runtime.Object, error) {
 }
 
 func (s *fakeStore) List(_ context.Context, prefix string, _ storage.ListOptions) (*storage.ListResult, error) {
+	return s.list(prefix, true)
+}
+
+// list lists the objects under prefix: copies of them when copied, else
+// the stored objects themselves.
+func (s *fakeStore) list(prefix string, copied bool) (*storage.ListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failList != nil {
@@ -79,7 +85,11 @@ func (s *fakeStore) List(_ context.Context, prefix string, _ storage.ListOptions
 	slices.Sort(keys)
 	res := &storage.ListResult{ResourceVersion: s.rev}
 	for _, k := range keys {
-		res.Items = append(res.Items, s.objs[k].DeepCopyObject())
+		o := s.objs[k]
+		if copied {
+			o = o.DeepCopyObject()
+		}
+		res.Items = append(res.Items, o)
 	}
 	return res, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -50,23 +48,7 @@ func (s *sharedStore) List(ctx context.Context, prefix string, opts storage.List
 		return s.fakeStore.List(ctx, prefix, opts)
 	}
 	s.readOnlyLists.Add(1)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failList != nil {
-		return nil, s.failList
-	}
-	var keys []string
-	for k := range s.objs {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	res := &storage.ListResult{ResourceVersion: s.rev}
-	for _, k := range keys {
-		res.Items = append(res.Items, s.objs[k])
-	}
-	return res, nil
+	return s.list(prefix, false)
 }
 
 // storedGuard remembers the objects a store holds and a deep copy of each:
