@@ -89,9 +89,6 @@ func result(h http.Handler, method, path, contentType string, body []byte, want 
 // worth as many allocations as one deep copy of the pod; and a generated
 // name costs no copy. Allocation counts, not times, are compared.
 func TestOwnedWritesSaveCopies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures allocations over many writes")
-	}
 	const runs = 50
 	// One copy of the pod as stored (defaulted, with managedFields).
 	mem := memory.New()

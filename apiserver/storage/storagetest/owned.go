@@ -45,6 +45,18 @@ func (s *suite) ownedTests() []test {
 		require.NoError(t, err)
 		return got.(*corev1.Pod)
 	}
+	// storedPod creates pod ns/a, watches the namespace past its creation
+	// and returns the watch, the pod's key and the stored pod itself.
+	storedPod := func(t *testing.T, st storage.Store, sr storage.SharedReader) (watch.Interface, string, *corev1.Pod) {
+		t.Helper()
+		w, err := st.Watch(ctx, podPrefix("ns"), storage.WatchOptions{})
+		require.NoError(t, err)
+		t.Cleanup(w.Stop)
+		key := podKey("ns", "a")
+		create(t, st, key, newPod("ns", "a", map[string]string{"app": "web"}))
+		s.nextNonBookmark(t, w)
+		return w, key, shared(t, sr, key)
+	}
 	// kept checks that out is what the store made of in: in itself, or
 	// for a canonical store an object with in's content.
 	kept := func(t *testing.T, in *corev1.Pod, out runtime.Object) {
@@ -106,13 +118,7 @@ func (s *suite) ownedTests() []test {
 		}},
 		{"UpdateOwnedHandsTheStoredObject", func(t *testing.T) {
 			st, ow, sr := owning(t)
-			w, err := st.Watch(ctx, podPrefix("ns"), storage.WatchOptions{})
-			require.NoError(t, err)
-			defer w.Stop()
-			key := podKey("ns", "a")
-			create(t, st, key, newPod("ns", "a", map[string]string{"app": "web"}))
-			s.nextNonBookmark(t, w)
-			old := shared(t, sr, key)
+			w, key, old := storedPod(t, st, sr)
 			snapshot := old.DeepCopy()
 			var next *corev1.Pod
 			out, err := ow.UpdateOwned(ctx, key, func(cur runtime.Object) (runtime.Object, error) {
@@ -133,13 +139,7 @@ func (s *suite) ownedTests() []test {
 		}},
 		{"UpdateOwnedNoOps", func(t *testing.T) {
 			st, ow, sr := owning(t)
-			w, err := st.Watch(ctx, podPrefix("ns"), storage.WatchOptions{})
-			require.NoError(t, err)
-			defer w.Stop()
-			key := podKey("ns", "a")
-			create(t, st, key, newPod("ns", "a", map[string]string{"app": "web"}))
-			s.nextNonBookmark(t, w)
-			old := shared(t, sr, key)
+			w, key, old := storedPod(t, st, sr)
 			snapshot := old.DeepCopy()
 			at := currentRev(t, st)
 			for name, tryUpdate := range map[string]func(runtime.Object) (runtime.Object, error){
