@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podkit/podkit/cgroups"
+	"github.com/podkit/podkit/internal/regfile"
 	"github.com/podkit/podkit/overlay"
 	"github.com/podkit/podkit/sandbox"
 )
@@ -131,7 +132,7 @@ func (k *Kubelet) createTerminationLog(podDir string, c *corev1.Container, attem
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	p := filepath.Join(dir, hex.EncodeToString(b[:]))
-	f, err := openFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	f, err := regfile.Open(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
 	if err != nil {
 		return "", fmt.Errorf("creating the termination log of container %s: %w", c.Name, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -84,36 +83,6 @@ func (k *Kubelet) makePodDirs(st *podState, pod *corev1.Pod) error {
 	}
 	st.dirsMade = true
 	return nil
-}
-
-// openFile is os.OpenFile for a regular file, without asking the runtime's
-// poller to watch it: os.OpenFile tries to make every file it opens
-// non-blocking and to register it (five system calls more per file on
-// Linux, where regular files cannot be polled). O_CLOEXEC is added, as
-// os.OpenFile adds it.
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	for {
-		fd, err := syscall.Open(name, flag|syscall.O_CLOEXEC, uint32(perm.Perm()))
-		switch {
-		case err == nil:
-			return os.NewFile(uintptr(fd), name), nil
-		case err != syscall.EINTR:
-			return nil, &os.PathError{Op: "open", Path: name, Err: err}
-		}
-	}
-}
-
-// writeFile is os.WriteFile through openFile.
-func writeFile(name string, data []byte, perm os.FileMode) error {
-	f, err := openFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // mkdir makes directory d with perm, as os.MkdirAll does (an existing

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podkit/podkit/cni"
+	"github.com/podkit/podkit/internal/regfile"
 	"github.com/podkit/podkit/sandbox"
 )
 
@@ -198,7 +199,7 @@ func (k *Kubelet) writeEtcHosts(st *podState, pod *corev1.Pod, sb *sandbox.Sandb
 	}
 	p := k.pathsOf(st, pod).etcHosts
 	if st.newPodDir && !st.hostsWritten {
-		if err := writeFile(p, b, 0o644); err != nil {
+		if err := regfile.WriteFile(p, b, 0o644); err != nil {
 			return err
 		}
 		st.hostsWritten, st.hostsChecked = true, true
@@ -209,7 +210,7 @@ func (k *Kubelet) writeEtcHosts(st *podState, pod *corev1.Pod, sb *sandbox.Sandb
 		return nil
 	}
 	tmp := p + ".tmp"
-	if err := writeFile(tmp, b, 0o644); err != nil {
+	if err := regfile.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, p); err != nil {

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/utils/clock"
 
+	"github.com/podkit/podkit/internal/regfile"
 	"github.com/podkit/podkit/sandbox"
 )
 
@@ -113,17 +113,10 @@ func writeCRILog(path string, lines []LogLine) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	// syscall.Open with os.NewFile rather than os.OpenFile: a regular
-	// file cannot be polled, and os.OpenFile spends five system calls
-	// finding that out for every file.
-	fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_APPEND|syscall.O_CLOEXEC, 0o640)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_APPEND|syscall.O_CLOEXEC, 0o640)
-	}
+	f, err := regfile.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
+		return err
 	}
-	f := os.NewFile(uintptr(fd), path)
 	var b strings.Builder
 	for _, l := range lines {
 		fmt.Fprintf(&b, "%s %s F %s\n", l.Time.Format(time.RFC3339Nano), l.Stream, l.Text)
