@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -54,9 +56,7 @@ func keepBirthTrace(obj runtime.Object, v string, ok bool) {
 		return
 	}
 	annotations := make(map[string]string, len(pod.Annotations)+1)
-	for k, val := range pod.Annotations {
-		annotations[k] = val
-	}
+	maps.Copy(annotations, pod.Annotations)
 	annotations[trace.Annotation] = v
 	pod.Annotations = annotations
 }

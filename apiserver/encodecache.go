@@ -5,10 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -256,7 +256,7 @@ const (
 )
 
 // varintLen is the size of v as a protobuf varint.
-func varintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+func varintLen(v uint64) int { return protowire.SizeVarint(v) }
 
 // frameSizes returns, for an event of a type of typLen bytes carrying an
 // object of n bytes, the size of its protobuf WatchEvent and of the

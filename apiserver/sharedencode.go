@@ -65,7 +65,7 @@ type protoMarshaller interface {
 // protoView is a shared object as the protobuf serializer sees it once the
 // versioning encoder stamped kind on it: the serializer takes the kind for
 // the runtime.Unknown envelope and marshals the object's fields, which do
-// not include its TypeMeta. Where kindedView copies the object's top-level
+// not include its TypeMeta. Where shallowCopy copies the object's top-level
 // struct (a Pod's is a kilobyte) to hold the kind, protoView holds it next
 // to a pointer to the object.
 type protoView struct {
@@ -85,21 +85,10 @@ func (v *protoView) DeepCopyObject() runtime.Object {
 	return &protoView{obj: v.obj.DeepCopyObject().(protoMarshaller), kind: v.kind}
 }
 
-// kindedView returns a shallow copy of obj with the kind the versioning
-// encoder would stamp on it for gv, or nil when encoding obj for gv is more
-// than stamping a kind (another version, an unversioned or unstructured
-// object, nested objects).
-func (s *Server) kindedView(obj runtime.Object, gv schema.GroupVersion) runtime.Object {
-	gvk, ok := s.viewKind(obj, gv)
-	if !ok {
-		return nil
-	}
-	return shallowCopy(obj, gvk)
-}
-
 // viewKind returns the kind the versioning encoder would stamp on obj for
 // gv, and false when encoding obj for gv is more than stamping a kind or
-// obj is not a pointer to a struct (see kindedView).
+// obj is not a pointer to a struct: then the object is encoded from a
+// copy, not from a view.
 func (s *Server) viewKind(obj runtime.Object, gv schema.GroupVersion) (schema.GroupVersionKind, bool) {
 	switch obj.(type) {
 	case runtime.Unstructured, *runtime.Unknown, runtime.NestedObjectEncoder, runtime.CacheableObject:

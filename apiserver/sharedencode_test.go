@@ -78,8 +78,10 @@ func TestEncodeViewMatchesEncoder(t *testing.T) {
 func TestEncodeEventMatchesStreamEncoder(t *testing.T) {
 	s := newSharedTestServer(t)
 	pod := sharedEncodeTable[0].obj
-	require.NotNil(t, s.kindedView(pod, corev1.SchemeGroupVersion), "a typed object in its own version is encoded from a view")
-	require.Nil(t, s.kindedView(sharedEncodeTable[len(sharedEncodeTable)-1].obj, corev1.SchemeGroupVersion), "unstructured objects take the copying path")
+	_, viewed := s.viewKind(pod, corev1.SchemeGroupVersion)
+	require.True(t, viewed, "a typed object in its own version is encoded from a view")
+	_, viewed = s.viewKind(sharedEncodeTable[len(sharedEncodeTable)-1].obj, corev1.SchemeGroupVersion)
+	require.False(t, viewed, "unstructured objects take the copying path")
 	for _, info := range s.codecs.SupportedMediaTypes() {
 		if info.StreamSerializer == nil {
 			continue

@@ -64,9 +64,5 @@ func (m *Metrics) Observe(t *Trace) {
 	for _, r := range rows {
 		m.step.WithLabelValues(Kind(r.Name)).Observe(r.Took.Seconds())
 	}
-	var total float64
-	if len(rows) > 0 {
-		total = rows[len(rows)-1].End.Seconds()
-	}
-	m.total.Observe(total)
+	m.total.Observe(rowsTotal(rows).Seconds())
 }

@@ -80,8 +80,10 @@ func (t *Trace) Rows() []Row {
 }
 
 // Total is the time from the first step to the last in birth order.
-func (t *Trace) Total() time.Duration {
-	rows := t.Rows()
+func (t *Trace) Total() time.Duration { return rowsTotal(t.Rows()) }
+
+// rowsTotal is the end of the last of rows (0 without rows).
+func rowsTotal(rows []Row) time.Duration {
 	if len(rows) == 0 {
 		return 0
 	}

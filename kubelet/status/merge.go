@@ -118,11 +118,7 @@ func findCondition(conds []corev1.PodCondition, t corev1.PodConditionType) *core
 // normalize truncates times to seconds, as they come back from the API,
 // caps termination messages and sorts app container statuses by name.
 func normalize(s *corev1.PodStatus) {
-	n := len(s.ContainerStatuses) + len(s.InitContainerStatuses) + len(s.EphemeralContainerStatuses)
-	perMessage := maxTerminationMessages
-	if n > 0 {
-		perMessage /= n
-	}
+	perMessage := messageShare(s)
 	trunc := truncSeconds
 	state := func(c *corev1.ContainerState) {
 		if c.Running != nil {
@@ -152,6 +148,15 @@ func normalize(s *corev1.PodStatus) {
 	byName := func(a, b corev1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) }
 	slices.SortStableFunc(s.ContainerStatuses, byName)
 	slices.SortStableFunc(s.EphemeralContainerStatuses, byName)
+}
+
+// messageShare is each container's share of maxTerminationMessages in s.
+func messageShare(s *corev1.PodStatus) int {
+	n := len(s.ContainerStatuses) + len(s.InitContainerStatuses) + len(s.EphemeralContainerStatuses)
+	if n == 0 {
+		return maxTerminationMessages
+	}
+	return maxTerminationMessages / n
 }
 
 // truncSeconds sets t to t.Rfc3339Copy(): the time the API would return
@@ -217,11 +222,7 @@ func comparesNormalized(s *corev1.PodStatus) bool {
 		y := t.Year()
 		return t.Nanosecond() == 0 && offset%60 == 0 && y >= 0 && y <= 9999
 	}
-	n := len(s.ContainerStatuses) + len(s.InitContainerStatuses) + len(s.EphemeralContainerStatuses)
-	perMessage := maxTerminationMessages
-	if n > 0 {
-		perMessage /= n
-	}
+	perMessage := messageShare(s)
 	state := func(c *corev1.ContainerState) bool {
 		if c.Running != nil && !exact(&c.Running.StartedAt) {
 			return false

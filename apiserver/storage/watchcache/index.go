@@ -148,16 +148,12 @@ func (p *prefixSet) remove(w *watcher) bool {
 }
 
 func (p *prefixSet) relength() {
-	seen := map[int]bool{}
 	lengths := make([]int, 0, len(p.byPrefix))
 	for prefix := range p.byPrefix {
-		if !seen[len(prefix)] {
-			seen[len(prefix)] = true
-			lengths = append(lengths, len(prefix))
-		}
+		lengths = append(lengths, len(prefix))
 	}
 	slices.Sort(lengths)
-	p.lengths = lengths
+	p.lengths = slices.Compact(lengths)
 }
 
 // visit calls f for the watchers whose prefix key falls under; f may
